@@ -1,0 +1,165 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+#include "nmsa/sparse_format.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace nmsa {
+
+namespace {
+
+void require_multiple_of_m(const MatrixI8& w, NmPattern p, const char* what) {
+  p.validate();
+  if (w.cols() % p.m != 0) {
+    throw std::invalid_argument(std::string(what) + ": K = " + std::to_string(w.cols()) +
+                                " is not a multiple of M = " + std::to_string(p.m));
+  }
+}
+
+}  // namespace
+
+MatrixI8 prune_nm(const MatrixI8& w, NmPattern p) {
+  require_multiple_of_m(w, p, "prune");
+  MatrixI8 out = MatrixI8::Zero(w.rows(), w.cols());
+  std::vector<int> order(static_cast<std::size_t>(p.m));
+  for (Eigen::Index r = 0; r < w.rows(); ++r) {
+    for (Eigen::Index g = 0; g < w.cols() / p.m; ++g) {
+      const std::int8_t* group = w.data() + r * w.cols() + g * p.m;
+      for (int i = 0; i < p.m; ++i) order[static_cast<std::size_t>(i)] = i;
+      // Stable sort by decreasing magnitude: equal magnitudes keep the lower index first.
+      std::stable_sort(order.begin(), order.end(), [group](int a, int b) {
+        return std::abs(int{group[a]}) > std::abs(int{group[b]});
+      });
+      for (int j = 0; j < p.n; ++j) {
+        const int idx = order[static_cast<std::size_t>(j)];
+        out(r, g * p.m + idx) = group[idx];
+      }
+    }
+  }
+  return out;
+}
+
+std::string NmViolation::describe(NmPattern p) const {
+  return "row " + std::to_string(row) + ", K-group " + std::to_string(group) + " (K " +
+         std::to_string(group * p.m) + ".." + std::to_string(group * p.m + p.m - 1) + ") has " +
+         std::to_string(nonzeros) + " nonzeros, more than N = " + std::to_string(p.n) +
+         " allowed by " + p.name();
+}
+
+std::optional<NmViolation> find_nm_violation(const MatrixI8& w, NmPattern p) {
+  require_multiple_of_m(w, p, "prune check");
+  for (Eigen::Index r = 0; r < w.rows(); ++r) {
+    for (Eigen::Index g = 0; g < w.cols() / p.m; ++g) {
+      int nonzeros = 0;
+      for (int i = 0; i < p.m; ++i) nonzeros += w(r, g * p.m + i) != 0;
+      if (nonzeros > p.n) return NmViolation{r, g, nonzeros};
+    }
+  }
+  return std::nullopt;
+}
+
+std::uint8_t encode_group_meta(const std::vector<int>& indices, NmPattern p) {
+  if (static_cast<int>(indices.size()) != p.n) {
+    throw std::invalid_argument("metadata: expected " + std::to_string(p.n) + " indices");
+  }
+  unsigned meta = 0;
+  for (int j = 0; j < p.n; ++j) {
+    const int idx = indices[static_cast<std::size_t>(j)];
+    if (idx < 0 || idx >= p.m) throw std::invalid_argument("metadata: index out of range");
+    meta |= static_cast<unsigned>(idx) << (j * p.index_bits());
+  }
+  return static_cast<std::uint8_t>(meta);
+}
+
+std::vector<int> decode_group_meta(std::uint8_t meta, NmPattern p) {
+  std::vector<int> indices(static_cast<std::size_t>(p.n));
+  const unsigned mask = (1u << p.index_bits()) - 1;
+  for (int j = 0; j < p.n; ++j) {
+    indices[static_cast<std::size_t>(j)] = static_cast<int>((meta >> (j * p.index_bits())) & mask);
+  }
+  return indices;
+}
+
+bool is_legal_group_meta(std::uint8_t meta, NmPattern p) {
+  if (p.meta_bits() < 8 && (meta >> p.meta_bits()) != 0) return false;
+  const auto idx = decode_group_meta(meta, p);
+  for (std::size_t j = 1; j < idx.size(); ++j) {
+    if (idx[j] <= idx[j - 1]) return false;
+  }
+  return true;
+}
+
+CompressedWeights compress(const MatrixI8& w, NmPattern p) {
+  if (const auto bad = find_nm_violation(w, p)) {
+    throw std::invalid_argument("compress: weights are not " + p.name() + " sparse: " +
+                                bad->describe(p));
+  }
+  const Eigen::Index groups = w.cols() / p.m;
+  CompressedWeights c;
+  c.pattern = p;
+  c.rows = w.rows();
+  c.k = w.cols();
+  c.values = MatrixI8::Zero(w.rows(), groups * p.n);
+  c.meta = Matrix<std::uint8_t>::Zero(w.rows(), groups);
+  std::vector<bool> used(static_cast<std::size_t>(p.m));
+  std::vector<int> slots;
+  for (Eigen::Index r = 0; r < w.rows(); ++r) {
+    for (Eigen::Index g = 0; g < groups; ++g) {
+      std::fill(used.begin(), used.end(), false);
+      int free_slots = p.n;
+      for (int i = 0; i < p.m; ++i) {
+        if (w(r, g * p.m + i) != 0) {
+          used[static_cast<std::size_t>(i)] = true;
+          --free_slots;
+        }
+      }
+      // Canonical fill: the highest unused positions (PyTorch's choice for 2:4).
+      for (int i = p.m - 1; i >= 0 && free_slots > 0; --i) {
+        if (!used[static_cast<std::size_t>(i)]) {
+          used[static_cast<std::size_t>(i)] = true;
+          --free_slots;
+        }
+      }
+      slots.clear();
+      for (int i = 0; i < p.m; ++i) {
+        if (used[static_cast<std::size_t>(i)]) slots.push_back(i);
+      }
+      for (int j = 0; j < p.n; ++j) {
+        c.values(r, g * p.n + j) = w(r, g * p.m + slots[static_cast<std::size_t>(j)]);
+      }
+      c.meta(r, g) = encode_group_meta(slots, p);
+    }
+  }
+  return c;
+}
+
+MatrixI8 decompress(const CompressedWeights& c) {
+  const NmPattern p = c.pattern;
+  p.validate();
+  const Eigen::Index groups = c.k / p.m;
+  if (c.k % p.m != 0 || c.values.rows() != c.rows || c.values.cols() != groups * p.n ||
+      c.meta.rows() != c.rows || c.meta.cols() != groups) {
+    throw std::invalid_argument("decompress: values/metadata shapes do not match " +
+                                std::to_string(c.rows) + " x " + std::to_string(c.k) + " " +
+                                p.name());
+  }
+  MatrixI8 w = MatrixI8::Zero(c.rows, c.k);
+  for (Eigen::Index r = 0; r < c.rows; ++r) {
+    for (Eigen::Index g = 0; g < groups; ++g) {
+      const std::uint8_t meta = c.meta(r, g);
+      if (!is_legal_group_meta(meta, p)) {
+        throw std::invalid_argument("decompress: illegal metadata code " + std::to_string(meta) +
+                                    " at row " + std::to_string(r) + ", K-group " +
+                                    std::to_string(g));
+      }
+      const auto idx = decode_group_meta(meta, p);
+      for (int j = 0; j < p.n; ++j) {
+        w(r, g * p.m + idx[static_cast<std::size_t>(j)]) = c.values(r, g * p.n + j);
+      }
+    }
+  }
+  return w;
+}
+
+}  // namespace nmsa
