@@ -55,8 +55,9 @@ module nmsa_array #(
   localparam int unsigned RowW    = Rows > 1 ? $clog2(Rows) : 1;
   localparam int unsigned Latency = Rows + Cols - 1;
 
-  if (Rows < 1 || Cols < 1) begin : g_bad_size
-    $error("nmsa_array: Rows and Cols must be at least 1");
+  // Rows + Cols >= 3 keeps the beat-tag pipeline at least two stages long.
+  if (Rows < 1 || Cols < 1 || Rows + Cols < 3) begin : g_bad_size
+    $error("nmsa_array: need Rows, Cols >= 1 and Rows + Cols >= 3");
   end
 
   // ---------------------------------------------------------------------------------------------

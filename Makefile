@@ -1,0 +1,47 @@
+# nmsa front door. Every target installs what it needs (scripts/setup.sh) and builds with CMake.
+# make demo  — the main job        make test  — the whole regression (CTest)
+
+BUILD_DIR ?= build
+JOBS      ?= $(shell nproc)
+CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+
+.PHONY: all deps configure build test sim lint synth-check bench demo clean
+
+all: build
+
+deps:
+	@bash scripts/setup.sh
+
+$(BUILD_DIR)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD_DIR) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+
+configure: $(BUILD_DIR)/CMakeCache.txt
+
+build: deps configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The whole regression: software and RTL unit tests, formal proof, lint, synthesis check.
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The RTL simulation regression alone.
+sim: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -R '^(MetaDecoder|PeTest|Configs)'
+
+lint: deps
+	bash scripts/lint.sh
+
+synth-check: deps
+	bash scripts/synth_check.sh $(BUILD_DIR)/synth
+
+bench: build
+	@mkdir -p $(BUILD_DIR)/bench
+	bash scripts/model_build_times.sh $(BUILD_DIR)/bench/build_times.txt
+	$(BUILD_DIR)/nmsa_bench_array --config default --out $(BUILD_DIR)/bench/array.json \
+		--build-times $(BUILD_DIR)/bench/build_times.txt
+
+# Until the Fashion-MNIST deployment demo lands, the main job is the array benchmark.
+demo: bench
+
+clean:
+	rm -rf $(BUILD_DIR)

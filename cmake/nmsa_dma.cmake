@@ -1,0 +1,1 @@
+# DMA engines and AXI harness tests (see tb/ and tests/rtl/test_dma.cpp).

@@ -1,0 +1,25 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// Seeds shared by every simulation: the test seed comes from NMSA_SEED (or a default), and the
+// Verilator context randomizes every unreset register from it (--x-initial unique), so a missing
+// reset shows up as a failure rather than as luck.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "verilated.h"
+
+namespace nmsa::tb {
+
+// The seed of this run: NMSA_SEED if set (decimal), otherwise `fallback`.
+std::uint64_t test_seed(std::uint64_t fallback = 1);
+
+// A Verilator context whose reset values are random but reproducible from `seed`.
+std::unique_ptr<VerilatedContext> make_context(std::uint64_t seed);
+
+// "seed 1234 (re-run with NMSA_SEED=1234)" for failure messages.
+std::string seed_note(std::uint64_t seed);
+
+}  // namespace nmsa::tb
