@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Verilator lint of the RTL, warnings fatal (STYLE.md 7, 22).
+#
+#   scripts/lint.sh
+#
+# Every module in rtl/files.f is linted standalone as --top-module with its default parameters,
+# reading only the files.f entries up to and including its own file (files.f is in compile
+# order, so this also checks that every module's dependencies come before it). nmsa_array is
+# linted again with the parameters of every configuration in rtl/configs.json, which also
+# elaborates its PEs and decoders with those parameters. One PASS/FAIL line per run; non-zero
+# exit on any warning or error. Waivers, if one is ever unavoidable, go in rtl/lint.vlt (each
+# with a comment saying why); the file is passed to every run when it exists.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+for tool in verilator python3; do
+  command -v "$tool" >/dev/null || { echo "lint.sh: '$tool' not found in PATH" >&2; exit 2; }
+done
+
+files=()
+while IFS= read -r line; do
+  line="${line#"${line%%[![:space:]]*}"}"       # trim leading whitespace
+  line="${line%"${line##*[![:space:]]}"}"       # trim trailing whitespace
+  [[ -z "$line" || "$line" == //* ]] && continue
+  [[ -f "$line" ]] || { echo "lint.sh: rtl/files.f lists '$line', which does not exist" >&2; exit 2; }
+  files+=("$line")
+done < rtl/files.f
+[[ ${#files[@]} -gt 0 ]] || { echo "lint.sh: rtl/files.f lists no files" >&2; exit 2; }
+
+waivers=()
+[[ -f rtl/lint.vlt ]] && waivers=(rtl/lint.vlt)
+
+failures=0
+
+# lint LABEL TOP NFILES [-Gparam=value ...]: lint TOP reading the first NFILES entries of files.f.
+lint() {
+  local label=$1 top=$2 nfiles=$3
+  shift 3
+  local out rc=0
+  out="$(verilator --lint-only -Wall --top-module "$top" "$@" \
+           "${waivers[@]}" "${files[@]:0:$nfiles}" 2>&1)" || rc=$?
+  if [[ $rc -eq 0 && -z "$out" ]]; then
+    echo "PASS  lint $label"
+  else
+    echo "FAIL  lint $label"
+    printf '%s\n' "$out" | sed 's/^/      /'
+    failures=$((failures + 1))
+  fi
+}
+
+# Every module, standalone, default parameters.
+array_nfiles=0
+for i in "${!files[@]}"; do
+  f="${files[$i]}"
+  mods="$(sed -nE 's/^[[:space:]]*module[[:space:]]+([A-Za-z_][A-Za-z0-9_$]*).*/\1/p' "$f")"
+  if [[ -z "$mods" ]]; then
+    # A package (or include) is checked as part of every module that follows it.
+    continue
+  fi
+  for mod in $mods; do
+    lint "$mod" "$mod" $((i + 1))
+    [[ "$mod" == nmsa_array ]] && array_nfiles=$((i + 1))
+  done
+done
+[[ $array_nfiles -gt 0 ]] || { echo "lint.sh: no module nmsa_array in rtl/files.f" >&2; exit 2; }
+
+# nmsa_array with the parameters of every named configuration.
+configs="$(python3 -c '
+import json, sys
+keys = {"rows": "Rows", "cols": "Cols", "n": "N", "m": "M", "data_w": "DataW", "acc_w": "AccW"}
+try:
+    cfgs = json.load(open("rtl/configs.json"))["configs"]
+except (OSError, ValueError, KeyError) as e:
+    sys.exit(f"lint.sh: cannot read configurations from rtl/configs.json: {e}")
+for name, cfg in cfgs.items():
+    missing = sorted(set(keys) - set(cfg))
+    if missing:
+        sys.exit(f"lint.sh: configuration {name!r} in rtl/configs.json lacks {missing}")
+    print(name, " ".join(f"-G{keys[k]}={int(cfg[k])}" for k in keys))
+')"
+[[ -n "$configs" ]] || { echo "lint.sh: rtl/configs.json holds no configurations" >&2; exit 2; }
+
+while read -r name params; do
+  # shellcheck disable=SC2086  # params is a list of -G options
+  lint "nmsa_array config=$name ($params)" nmsa_array "$array_nfiles" $params
+done <<< "$configs"
+
+if [[ $failures -ne 0 ]]; then
+  echo "lint.sh: $failures lint run(s) failed" >&2
+  exit 1
+fi
