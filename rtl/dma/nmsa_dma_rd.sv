@@ -1,0 +1,331 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// DMA read engine: an AXI4 master that reads 2-D strided regions of host memory and delivers
+// their beats in order on a valid/ready stream.
+//
+// A request reads `rows` rows of `row_bytes` bytes, row i starting at addr + i*stride. Each row is
+// split into INCR bursts of full-width beats, at most MaxBurstBeats long, that never cross a
+// 4 KiB boundary. Up to MaxOutstanding bursts are in flight (AR issued, last R beat not yet
+// delivered); the slave answers in order (one ID). The R channel is passed straight through to
+// the consumer (r_ready_o = rd_ready_i), so consumer back-pressure reaches the slave and a beat's
+// RRESP travels with it: the engine never stops on an error, the caller decides.
+//
+// A new request is accepted as soon as every burst of the current one has been issued, so
+// requests pipeline behind each other on the R channel. The caller guarantees the request rules
+// (addr, row_bytes and stride multiples of DataW/8; row_bytes and rows nonzero); the assertions
+// below check them in simulation.
+//
+// Timing: AR payload and ar_valid_o come from registers; the R path is combinational
+// (r_* -> rd_*), plus rd_last_o from registers.
+`default_nettype none
+
+module nmsa_dma_rd #(
+  parameter int unsigned AddrW          = 64,
+  parameter int unsigned DataW          = 64,
+  parameter int unsigned LenW           = 16,
+  parameter int unsigned MaxBurstBeats  = 16,
+  parameter int unsigned MaxOutstanding = 4
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+
+  // Request: `rows` rows of `row_bytes` bytes, row i at addr + i*stride.
+  input  logic             req_valid_i,
+  output logic             req_ready_o,
+  input  logic [AddrW-1:0] req_addr_i,
+  input  logic [LenW-1:0]  req_row_bytes_i,
+  input  logic [LenW-1:0]  req_rows_i,
+  input  logic [AddrW-1:0] req_stride_i,
+
+  // Data beats in request order, row after row; rd_last_o marks a request's last beat.
+  output logic             rd_valid_o,
+  input  logic             rd_ready_i,
+  output logic [DataW-1:0] rd_data_o,
+  output logic [1:0]       rd_resp_o,
+  output logic             rd_last_o,
+
+  // AXI4 master, read channels.
+  output logic             ar_valid_o,
+  input  logic             ar_ready_i,
+  output logic             ar_id_o,
+  output logic [AddrW-1:0] ar_addr_o,
+  output logic [7:0]       ar_len_o,
+  output logic [2:0]       ar_size_o,
+  output logic [1:0]       ar_burst_o,
+  output logic [3:0]       ar_cache_o,
+  output logic [2:0]       ar_prot_o,
+  input  logic             r_valid_i,
+  output logic             r_ready_o,
+  input  logic             r_id_i,
+  input  logic [DataW-1:0] r_data_i,
+  input  logic [1:0]       r_resp_i,
+  input  logic             r_last_i,
+
+  output logic             busy_o
+);
+
+  localparam int unsigned BeatBytes = DataW / 8;
+  localparam int unsigned BeatOff   = $clog2(BeatBytes);
+  // Wide enough for beats left in a row (< 2^LenW), beats to the next 4 KiB boundary (<= 1024)
+  // and MaxBurstBeats (<= 256).
+  localparam int unsigned CmpW      = LenW > 13 ? LenW : 13;
+  localparam int unsigned PtrW      = MaxOutstanding > 1 ? $clog2(MaxOutstanding) : 1;
+  localparam int unsigned CntW      = $clog2(MaxOutstanding + 1);
+
+  if (DataW < 32 || DataW > 1024 || (DataW & (DataW - 1)) != 0) begin : g_bad_dataw
+    $error("nmsa_dma_rd: DataW must be a power of two in [32, 1024]");
+  end
+  if (AddrW < 13 || AddrW > 64) begin : g_bad_addrw
+    $error("nmsa_dma_rd: AddrW must be in [13, 64]");
+  end
+  if (LenW <= BeatOff || LenW > 32) begin : g_bad_lenw
+    $error("nmsa_dma_rd: LenW must be in (log2(DataW/8), 32]");
+  end
+  if (MaxBurstBeats < 1 || MaxBurstBeats > 256) begin : g_bad_burst
+    $error("nmsa_dma_rd: MaxBurstBeats must be in [1, 256] (AXI4 INCR)");
+  end
+  if (MaxOutstanding < 1 || MaxOutstanding > 64) begin : g_bad_outstanding
+    $error("nmsa_dma_rd: MaxOutstanding must be in [1, 64]");
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Burst generator: walks the rows of the current request and issues one AR per burst.
+  // ---------------------------------------------------------------------------------------------
+  logic             active_d, active_q;
+  logic [AddrW-1:0] addr_d, addr_q;          // address of the next burst
+  logic [AddrW-1:0] row_addr_d, row_addr_q;  // start of the current row
+  logic [AddrW-1:0] stride_d, stride_q;
+  logic [LenW-1:0]  row_beats_d, row_beats_q;
+  logic [LenW-1:0]  beats_left_d, beats_left_q;  // beats of the current row not yet issued
+  logic [LenW-1:0]  rows_left_d, rows_left_q;    // rows including the current one
+
+  logic [12:0]      bytes_to_4k;
+  logic [CmpW-1:0]  beats_to_4k, burst_beats;
+  logic [AddrW-1:0] burst_bytes;
+  logic             row_end, req_end;
+  logic             req_hs, ar_hs, fifo_full;
+
+  assign req_ready_o = ~active_q;
+  assign req_hs      = req_valid_i & req_ready_o;
+
+  // The address is beat-aligned, so the distance to the boundary is a whole number of beats.
+  assign bytes_to_4k = 13'd4096 - {1'b0, addr_q[11:0]};
+  assign beats_to_4k = CmpW'(bytes_to_4k) >> BeatOff;
+
+  always_comb begin
+    burst_beats = CmpW'(MaxBurstBeats);
+    if (CmpW'(beats_left_q) < burst_beats) begin
+      burst_beats = CmpW'(beats_left_q);
+    end
+    if (beats_to_4k < burst_beats) begin
+      burst_beats = beats_to_4k;
+    end
+  end
+
+  assign burst_bytes = AddrW'(burst_beats) << BeatOff;
+  assign row_end     = CmpW'(beats_left_q) == burst_beats;
+  assign req_end     = row_end & (rows_left_q == LenW'(1));
+
+  // ar_valid_o holds until the handshake: nothing but this handshake fills the FIFO or ends the
+  // request, and the payload registers change only on it.
+  assign ar_valid_o = active_q & ~fifo_full;
+  assign ar_hs      = ar_valid_o & ar_ready_i;
+  assign ar_id_o    = 1'b0;
+  assign ar_addr_o  = addr_q;
+  assign ar_len_o   = 8'(burst_beats - CmpW'(1));
+  assign ar_size_o  = 3'(BeatOff);
+  assign ar_burst_o = 2'b01;    // INCR
+  assign ar_cache_o = 4'b0011;  // normal, non-cacheable, bufferable
+  assign ar_prot_o  = 3'b000;   // unprivileged, secure, data
+
+  always_comb begin
+    active_d     = active_q;
+    addr_d       = addr_q;
+    row_addr_d   = row_addr_q;
+    stride_d     = stride_q;
+    row_beats_d  = row_beats_q;
+    beats_left_d = beats_left_q;
+    rows_left_d  = rows_left_q;
+    if (req_hs) begin
+      active_d     = 1'b1;
+      addr_d       = req_addr_i;
+      row_addr_d   = req_addr_i;
+      stride_d     = req_stride_i;
+      row_beats_d  = req_row_bytes_i >> BeatOff;
+      beats_left_d = req_row_bytes_i >> BeatOff;
+      rows_left_d  = req_rows_i;
+    end else if (ar_hs) begin
+      if (req_end) begin
+        active_d = 1'b0;
+      end else if (row_end) begin
+        addr_d       = row_addr_q + stride_q;
+        row_addr_d   = row_addr_q + stride_q;
+        beats_left_d = row_beats_q;
+        rows_left_d  = rows_left_q - LenW'(1);
+      end else begin
+        addr_d       = addr_q + burst_bytes;
+        beats_left_d = beats_left_q - LenW'(burst_beats);
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      active_q <= 1'b0;
+    end else begin
+      active_q <= active_d;
+    end
+  end
+
+  // Request registers are qualified by active_q.
+  always_ff @(posedge clk_i) begin
+    addr_q       <= addr_d;
+    row_addr_q   <= row_addr_d;
+    stride_q     <= stride_d;
+    row_beats_q  <= row_beats_d;
+    beats_left_q <= beats_left_d;
+    rows_left_q  <= rows_left_d;
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Bursts in flight: one entry per issued AR (its length and whether it ends a request), popped
+  // when its last beat is delivered.
+  // ---------------------------------------------------------------------------------------------
+  logic [MaxOutstanding*8-1:0] fifo_len_d, fifo_len_q;
+  logic [MaxOutstanding-1:0]   fifo_last_d, fifo_last_q;
+  logic [PtrW-1:0]             wr_ptr_d, wr_ptr_q, rd_ptr_d, rd_ptr_q;
+  logic [CntW-1:0]             count_d, count_q;
+  logic [7:0]                  beat_d, beat_q;     // beat index within the head burst
+  logic [7:0]                  head_len;
+  logic                        head_last, fifo_empty, burst_done, r_hs;
+
+  assign fifo_full  = count_q == CntW'(MaxOutstanding);
+  assign fifo_empty = count_q == '0;
+  assign head_len   = fifo_len_q[rd_ptr_q*8 +: 8];
+  assign head_last  = fifo_last_q[rd_ptr_q];
+  assign burst_done = beat_q == head_len;
+
+  assign r_ready_o  = rd_ready_i;
+  assign r_hs       = r_valid_i & r_ready_o;
+  assign rd_valid_o = r_valid_i;
+  assign rd_data_o  = r_data_i;
+  assign rd_resp_o  = r_resp_i;
+  assign rd_last_o  = ~fifo_empty & head_last & burst_done;
+
+  always_comb begin
+    fifo_len_d  = fifo_len_q;
+    fifo_last_d = fifo_last_q;
+    wr_ptr_d    = wr_ptr_q;
+    rd_ptr_d    = rd_ptr_q;
+    count_d     = count_q;
+    beat_d      = beat_q;
+    if (ar_hs) begin
+      fifo_len_d[wr_ptr_q*8 +: 8] = ar_len_o;
+      fifo_last_d[wr_ptr_q]       = req_end;
+      wr_ptr_d = (wr_ptr_q == PtrW'(MaxOutstanding - 1)) ? '0 : wr_ptr_q + PtrW'(1);
+      count_d  = count_d + CntW'(1);
+    end
+    // The engine counts beats itself; r_last_i is only checked (below), never trusted.
+    if (r_hs && !fifo_empty) begin
+      if (burst_done) begin
+        beat_d   = '0;
+        rd_ptr_d = (rd_ptr_q == PtrW'(MaxOutstanding - 1)) ? '0 : rd_ptr_q + PtrW'(1);
+        count_d  = count_d - CntW'(1);
+      end else begin
+        beat_d = beat_q + 8'd1;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wr_ptr_q <= '0;
+      rd_ptr_q <= '0;
+      count_q  <= '0;
+      beat_q   <= '0;
+    end else begin
+      wr_ptr_q <= wr_ptr_d;
+      rd_ptr_q <= rd_ptr_d;
+      count_q  <= count_d;
+      beat_q   <= beat_d;
+    end
+  end
+
+  // Entries are qualified by count_q.
+  always_ff @(posedge clk_i) begin
+    fifo_len_q  <= fifo_len_d;
+    fifo_last_q <= fifo_last_d;
+  end
+
+  assign busy_o = active_q | ~fifo_empty;
+
+  // ---------------------------------------------------------------------------------------------
+  // Assertions (simulation with --assert, and Yosys -formal; Yosys synthesis defines SYNTHESIS).
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  localparam logic [AddrW-1:0] BeatMask = {{(AddrW - BeatOff){1'b0}}, {BeatOff{1'b1}}};
+
+  // Checks of this cycle's signals, at every clock edge out of reset. The process has the
+  // shape of an asynchronously reset one so that rst_ni stays a purely asynchronous signal.
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      // Request rules (the caller validates): nonzero sizes, beat-aligned address, row and stride.
+      if (req_hs) begin
+        assert (req_rows_i != '0);
+        assert (req_row_bytes_i != '0);
+        assert ((req_addr_i & BeatMask) == '0);
+        assert ((AddrW'(req_row_bytes_i) & BeatMask) == '0);
+        assert ((req_stride_i & BeatMask) == '0);
+      end
+      // Bursts: within MaxBurstBeats, nonempty, never across a 4 KiB boundary.
+      if (ar_valid_o) begin
+        assert (burst_beats != '0);
+        assert (burst_beats <= CmpW'(MaxBurstBeats));
+        assert ({1'b0, addr_q[11:0]} + 13'(burst_bytes) <= 13'd4096);
+      end
+      // The slave answers only bursts in flight, with our ID, and RLAST on their last beat.
+      if (r_valid_i) begin
+        assert (!fifo_empty);
+        assert (r_id_i == 1'b0);
+        assert (r_last_i == burst_done);
+      end
+    end
+  end
+
+  // Checks over two cycles, from the second clock edge after reset on (Yosys accepts $past only
+  // in a plain clocked process, hence the registered enable).
+  logic past_ok_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      past_ok_q <= 1'b0;
+    end else begin
+      past_ok_q <= 1'b1;
+    end
+  end
+
+  always @(posedge clk_i) begin
+    if (past_ok_q) begin
+      // The requester holds a request steady until accepted.
+      if ($past(req_valid_i && !req_ready_o)) begin
+        assert (req_valid_i);
+        assert ($stable(req_addr_i) && $stable(req_row_bytes_i) && $stable(req_rows_i) &&
+                $stable(req_stride_i));
+      end
+      // AR holds valid and payload until accepted.
+      if ($past(ar_valid_o && !ar_ready_i)) begin
+        assert (ar_valid_o);
+        assert ($stable(ar_addr_o) && $stable(ar_len_o));
+      end
+      // The slave holds an R beat steady until accepted.
+      if ($past(r_valid_i && !r_ready_o)) begin
+        assert (r_valid_i);
+        assert ($stable(r_data_i) && $stable(r_resp_i) && $stable(r_last_i));
+      end
+    end
+  end
+`endif
+
+endmodule
+
+`default_nettype wire
