@@ -1,0 +1,206 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// What a device is: array shape, N:M pattern, widths and buffer capacities, as the capability
+// registers report them (docs/registers.md), plus the byte sizes of the scratchpad entries that
+// docs/isa.md derives from them. Software reads these instead of assuming a configuration.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "nmsa/regs.hpp"
+#include "nmsa/types.hpp"
+
+namespace nmsa {
+
+struct DeviceCaps {
+  int rows = 8;  // PE rows (Rows)
+  int cols = 8;  // PE columns (Cols)
+  NmPattern pattern{2, 4};
+  int data_w = 8;
+  int acc_w = 32;
+  int axi_data_w = 64;  // bits
+  std::uint32_t act_entries = 2048;
+  std::uint32_t wgt_records = 256;
+  std::uint32_t epi_entries = 64;
+  std::uint32_t acc_entries = 2048;
+  bool sparse_supported = true;  // CAP_ARRAY.SPARSE
+  // Width of the AXI4 master's addresses. No capability register holds it; 64 is the width of
+  // the DMA engines (rtl/dma, AddrW = 64). A host address range that does not fit is BAD_RANGE.
+  int host_addr_bits = 64;
+
+  // --- Derived sizes (docs/isa.md, LOAD) ---
+  int axi_bytes() const { return axi_data_w / 8; }
+  int latency() const { return rows + cols - 1; }           // array latency L
+  int act_entry_bytes() const { return rows * pattern.m; }  // one sparse beat
+  int weight_value_bytes() const {
+    return cols * pattern.n;
+  }  // value of column c slot j at c*N + j
+  int weight_meta_bytes() const { return (cols * pattern.meta_bits() + 7) / 8; }
+  int weight_record_bytes() const {
+    const int raw = weight_value_bytes() + weight_meta_bytes();
+    return (raw + axi_bytes() - 1) / axi_bytes() * axi_bytes();
+  }
+  int epi_entry_bytes() const { return 12 * cols; }
+  int dense_parts() const { return pattern.m / pattern.n; }  // dense beats per entry
+  int sparse_chunk_k() const { return rows * pattern.m; }    // K-positions per sparse tile
+  int dense_chunk_k() const { return rows * pattern.n; }     // K-positions per dense tile
+
+  std::uint64_t act_buffer_bytes() const {
+    return std::uint64_t{act_entries} * static_cast<std::uint64_t>(act_entry_bytes());
+  }
+  std::uint64_t wgt_buffer_bytes() const {
+    return std::uint64_t{wgt_records} * static_cast<std::uint64_t>(weight_record_bytes());
+  }
+  std::uint64_t epi_buffer_bytes() const {
+    return std::uint64_t{epi_entries} * static_cast<std::uint64_t>(epi_entry_bytes());
+  }
+
+  // Throws std::invalid_argument naming the first value that makes no sense or that libnmsa does
+  // not support.
+  void validate() const;
+
+  std::string describe() const;  // "8x8 2:4, 8/32 bit, AXI 64, act 2048 wgt 256 epi 64 acc 2048"
+
+  // The named configurations of rtl/configs.json with the buffer capacities the top is built
+  // with (small, default, large, small_1of4, small_2of8). Throws on an unknown name.
+  static DeviceCaps named(std::string_view name);
+};
+
+// Reads ID and the capability registers through `read_reg` (a byte offset in the CSR space) and
+// validates them. Throws std::invalid_argument on a wrong ID or on nonsense values.
+DeviceCaps from_registers(const std::function<std::uint32_t(std::uint32_t offset)>& read_reg);
+
+// --- implementation ---------------------------------------------------------------------------
+
+inline void DeviceCaps::validate() const {
+  auto fail = [this](const std::string& what) {
+    throw std::invalid_argument("device capabilities (" + describe() + "): " + what);
+  };
+  if (rows < 1 || cols < 1 || rows > 255 || cols > 255) fail("ROWS and COLS must be in [1, 255]");
+  if (rows + cols < 3) fail("ROWS + COLS must be at least 3 (the array needs latency >= 2)");
+  try {
+    pattern.validate();
+  } catch (const std::invalid_argument& e) {
+    fail(e.what());
+  }
+  if (pattern.m % pattern.n != 0) {
+    fail("N must divide M (an activation entry holds exactly M/N dense beats)");
+  }
+  if (pattern.m / pattern.n > 4) fail("M/N must be at most 4 (the dense part field has 2 bits)");
+  if (data_w != 8)
+    fail("DATA_W = " + std::to_string(data_w) + ": libnmsa supports 8-bit operands only");
+  if (acc_w != 32)
+    fail("ACC_W = " + std::to_string(acc_w) + ": libnmsa supports 32-bit accumulators only");
+  if (axi_data_w != 32 && axi_data_w != 64 && axi_data_w != 128) {
+    fail("AXI_DATA_W = " + std::to_string(axi_data_w) + " bits: must be 32, 64 or 128");
+  }
+  if (act_entry_bytes() % axi_bytes() != 0) {
+    fail("an activation entry (ROWS*M = " + std::to_string(act_entry_bytes()) +
+         " bytes) must be a whole number of AXI words");
+  }
+  if (epi_entry_bytes() % axi_bytes() != 0) {
+    fail("an epilogue entry (12*COLS = " + std::to_string(epi_entry_bytes()) +
+         " bytes) must be a whole number of AXI words");
+  }
+  auto check_entries = [&](std::uint32_t v, const char* name) {
+    if (v == 0) fail(std::string(name) + " is 0");
+    if (v > 65536) {
+      fail(std::string(name) + " = " + std::to_string(v) +
+           " exceeds 65536, more than a 16-bit command field can address");
+    }
+  };
+  check_entries(act_entries, "ACT_ENTRIES");
+  check_entries(wgt_records, "WGT_RECORDS");
+  check_entries(epi_entries, "EPI_ENTRIES");
+  check_entries(acc_entries, "ACC_ENTRIES");
+  if (wgt_records < static_cast<std::uint32_t>(rows)) {
+    fail("WGT_RECORDS = " + std::to_string(wgt_records) +
+         " cannot hold one tile of ROWS = " + std::to_string(rows) + " records");
+  }
+  if (host_addr_bits < 12 || host_addr_bits > 64) fail("host address width must be in [12, 64]");
+}
+
+inline std::string DeviceCaps::describe() const {
+  std::ostringstream s;
+  s << rows << 'x' << cols << ' ' << pattern.n << ':' << pattern.m << ", " << data_w << '/' << acc_w
+    << " bit, AXI " << axi_data_w << ", act " << act_entries << " wgt " << wgt_records << " epi "
+    << epi_entries << " acc " << acc_entries;
+  return s.str();
+}
+
+inline DeviceCaps DeviceCaps::named(std::string_view name) {
+  // The same values as rtl/configs.json (a test compares them). Why these capacities:
+  //   default: act 2048 entries (64 KiB) hold the whole K = 1024 of a 64-row tile, or half of it
+  //     for 128 rows, which serpentine groups then reuse; acc 2048 rows (64 KiB) hold 16 blocks
+  //     of 128 rows, so every weight tile is used for 128 beats (>= L + Rows = 23, no bubble);
+  //     wgt 256 records = 32 tiles = two batches of 16; epi 64 entries = 512 output channels
+  //     loaded once. The benchmark 256 x 1024 x 256 then moves 0.93 MB, 44 % of what 8 B/cycle
+  //     carries during its ideal 262144 cycles, and is predicted at 98.7 % array utilization.
+  //   small / small_1of4 / small_2of8: a quarter of the PEs, 256 / 64 / 16 / 256.
+  //   large: 16 x 16 with the default buffers and 512 records (32 tiles of 40-byte records); its
+  //     peak is 4x the default's on the same 64-bit bus, so large GEMMs are DMA-bound on it.
+  DeviceCaps c;
+  if (name == "small" || name == "small_1of4" || name == "small_2of8") {
+    c.rows = 4;
+    c.cols = 4;
+    c.pattern = name == "small"        ? NmPattern{2, 4}
+                : name == "small_1of4" ? NmPattern{1, 4}
+                                       : NmPattern{2, 8};
+    c.act_entries = 256;
+    c.wgt_records = 64;
+    c.epi_entries = 16;
+    c.acc_entries = 256;
+  } else if (name == "default") {
+    // the member defaults
+  } else if (name == "large") {
+    c.rows = 16;
+    c.cols = 16;
+    c.act_entries = 2048;
+    c.wgt_records = 512;
+    c.epi_entries = 64;
+    c.acc_entries = 2048;
+  } else {
+    throw std::invalid_argument("unknown device configuration '" + std::string(name) +
+                                "' (small, default, large, small_1of4, small_2of8)");
+  }
+  c.validate();
+  return c;
+}
+
+inline DeviceCaps from_registers(
+    const std::function<std::uint32_t(std::uint32_t offset)>& read_reg) {
+  const std::uint32_t id = read_reg(regs::ID_OFFSET);
+  if (id != regs::ID_RESET) {
+    std::ostringstream s;
+    s << "capability registers: ID reads 0x" << std::hex << id << ", expected 0x" << regs::ID_RESET
+      << " (\"NMSA\"): not an nmsa device";
+    throw std::invalid_argument(s.str());
+  }
+  auto get = [](std::uint32_t reg, std::uint32_t mask, std::uint32_t shift) {
+    return static_cast<int>((reg & mask) >> shift);
+  };
+  const std::uint32_t array = read_reg(regs::CAP_ARRAY_OFFSET);
+  const std::uint32_t widths = read_reg(regs::CAP_WIDTHS_OFFSET);
+  DeviceCaps c;
+  c.rows = get(array, regs::CAP_ARRAY_ROWS_MASK, regs::CAP_ARRAY_ROWS_SHIFT);
+  c.cols = get(array, regs::CAP_ARRAY_COLS_MASK, regs::CAP_ARRAY_COLS_SHIFT);
+  c.pattern.n = get(array, regs::CAP_ARRAY_N_MASK, regs::CAP_ARRAY_N_SHIFT);
+  c.pattern.m = get(array, regs::CAP_ARRAY_M_MASK, regs::CAP_ARRAY_M_SHIFT);
+  c.sparse_supported = get(array, regs::CAP_ARRAY_SPARSE_MASK, regs::CAP_ARRAY_SPARSE_SHIFT) != 0;
+  c.data_w = get(widths, regs::CAP_WIDTHS_DATA_W_MASK, regs::CAP_WIDTHS_DATA_W_SHIFT);
+  c.acc_w = get(widths, regs::CAP_WIDTHS_ACC_W_MASK, regs::CAP_WIDTHS_ACC_W_SHIFT);
+  c.axi_data_w = get(widths, regs::CAP_WIDTHS_AXI_DATA_W_MASK, regs::CAP_WIDTHS_AXI_DATA_W_SHIFT);
+  c.act_entries = read_reg(regs::CAP_ACT_ENTRIES_OFFSET) & regs::CAP_ACT_ENTRIES_ENTRIES_MASK;
+  c.wgt_records = read_reg(regs::CAP_WGT_RECORDS_OFFSET) & regs::CAP_WGT_RECORDS_RECORDS_MASK;
+  c.epi_entries = read_reg(regs::CAP_EPI_ENTRIES_OFFSET) & regs::CAP_EPI_ENTRIES_ENTRIES_MASK;
+  c.acc_entries = read_reg(regs::CAP_ACC_ENTRIES_OFFSET) & regs::CAP_ACC_ENTRIES_ENTRIES_MASK;
+  c.validate();
+  return c;
+}
+
+}  // namespace nmsa
