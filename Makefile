@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS      ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all deps configure build test sim lint synth-check bench demo clean
+.PHONY: all deps configure build test sim lint synth-check bench demo waves clean
 
 all: build
 
@@ -39,6 +39,15 @@ bench: build
 	bash scripts/model_build_times.sh $(BUILD_DIR)/bench/build_times.txt
 	$(BUILD_DIR)/nmsa_bench_array --config default --out $(BUILD_DIR)/bench/array.json \
 		--build-times $(BUILD_DIR)/bench/build_times.txt
+
+# Re-runs the tests matching TEST (a GoogleTest filter) with FST tracing; traces and GTKWave save
+# files land in build/waves. Open one with: gtkwave build/waves/<test>.gtkw
+waves: build
+	@test -n "$(TEST)" || { echo "usage: make waves TEST=<test name or filter>"; exit 2; }
+	@mkdir -p $(BUILD_DIR)/waves
+	NMSA_TRACE=1 NMSA_WAVES_DIR=$(CURDIR)/$(BUILD_DIR)/waves $(BUILD_DIR)/nmsa_rtl_tests \
+		--gtest_filter='$(TEST)'
+	@ls -1 $(BUILD_DIR)/waves/*.gtkw 2>/dev/null || echo "no nmsa_top trace: TEST matched no test of the accelerator top"
 
 # Until the Fashion-MNIST deployment demo lands, the main job is the array benchmark.
 demo: bench

@@ -36,7 +36,7 @@ module nmsa_array #(
   input  logic                              wload_dense_i,
   input  logic [Cols*N*DataW-1:0]           wload_val_i,   // column c at [c*N*DataW +: N*DataW]
   input  logic [Cols*N*$clog2(M)-1:0]       wload_meta_i,  // column c at [c*N*IdxW +: N*IdxW]
-  output logic                              wload_illegal_o,
+  output logic [Cols-1:0]                   wload_illegal_o, // per column of the loaded row
   output logic [1:0]                        bank_busy_o,
 
   // Activation stream in: lane r*M + m at [(r*M + m)*DataW +: DataW].
@@ -140,7 +140,13 @@ module nmsa_array #(
     end
   end
 
-  assign wload_illegal_o = |pe_illegal;
+  // Only the selected row loads, so OR-ing each column over the rows gives that row's flags.
+  always_comb begin
+    wload_illegal_o = '0;
+    for (int unsigned r = 0; r < Rows; r++) begin
+      wload_illegal_o = wload_illegal_o | pe_illegal[r*Cols +: Cols];
+    end
+  end
 
   // ---------------------------------------------------------------------------------------------
   // Output deskew: column c leaves the bottom Rows + c cycles after its beat entered; delay it by
@@ -189,6 +195,28 @@ module nmsa_array #(
 
   assign out_valid_o = tag_valid_q[Latency-1] & ~(|col_poison);
   assign out_err_o   = tag_valid_q[Latency-1] & (|col_poison);
+
+  // ---------------------------------------------------------------------------------------------
+  // Interface rules (simulation with --assert)
+  // ---------------------------------------------------------------------------------------------
+`ifndef SYNTHESIS
+  logic check_q;  // high from the first clock edge after reset
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      check_q <= 1'b0;
+    end else begin
+      check_q <= 1'b1;
+    end
+  end
+
+  always @(posedge clk_i) begin
+    if (check_q && wload_valid_i) begin
+      // Overwriting a bank that beats inside the array still use would corrupt their results.
+      assert (!bank_busy_o[wload_bank_i]);
+      assert (32'(wload_row_i) < Rows);
+    end
+  end
+`endif
 
 endmodule
 

@@ -432,7 +432,7 @@ inline constexpr std::array<CounterInfo, NUM_COUNTERS> COUNTERS{{
     {"DMA_WR_BYTES", 0x140, 0x144,
      "Bytes written to host memory: the number of WSTRB bits set in every W beat accepted from the DMA's AXI4 master."},
     {"META_BYTES", 0x148, 0x14C,
-     "Bytes of N:M metadata read from host memory into the metadata scratchpad (a part of DMA_RD_BYTES)."},
+     "Bytes of N:M metadata loaded from host memory: the bytes of weight-record LOADs that land in the metadata field of a record (a part of DMA_RD_BYTES; padding not included; dense tiles' records count too, as a LOAD does not know how its records will be used)."},
     {"ILLEGAL_META", 0x150, 0x154,
      "Illegal N:M metadata fields detected by the metadata decoders (several in one cycle count individually). The first one also records error ILLEGAL_META."},
     {"AXI_ERRORS", 0x158, 0x15C,

@@ -23,13 +23,24 @@ class VerilatedArraySim final : public ArraySim {
     reset(4);
   }
 
-  ~VerilatedArraySim() override { model_->final(); }
+  ~VerilatedArraySim() override {
+    select_context();
+    model_->final();
+    model_.reset();
+  }
 
   const ArrayGeometry& geometry() const override { return geometry_; }
 
   void reset(unsigned cycles) override {
+    select_context();
     const ArrayInputs idle = idle_inputs();
+    // A falling edge of rst_ni, whatever its power-up value, so that asynchronously reset flops
+    // clear before the first clock edge.
+    model_->clk_i = 0;
+    model_->rst_ni = 1;
+    model_->eval();
     model_->rst_ni = 0;
+    model_->eval();
     for (unsigned i = 0; i < cycles; ++i) {
       drive(idle);
       tick();
@@ -39,6 +50,7 @@ class VerilatedArraySim final : public ArraySim {
   using ArraySim::reset;
 
   const ArrayOutputs& step(const ArrayInputs& in) override {
+    select_context();
     drive(in);
     falling_edge();
     sample();
@@ -76,7 +88,7 @@ class VerilatedArraySim final : public ArraySim {
   void sample() {
     out_.out_valid = model_->out_valid_o;
     out_.out_err = model_->out_err_o;
-    out_.wload_illegal = model_->wload_illegal_o;
+    out_.wload_illegal = model_->wload_illegal_o != 0;
     out_.bank_busy[0] = (model_->bank_busy_o & 1u) != 0;
     out_.bank_busy[1] = (model_->bank_busy_o & 2u) != 0;
     for (unsigned c = 0; c < geometry_.cols; ++c) {
@@ -85,6 +97,10 @@ class VerilatedArraySim final : public ArraySim {
                       geometry_.acc_w));
     }
   }
+
+  // Verilator 5.006 sends assertion failures and model teardown to the thread's current context;
+  // with several simulations alive each must claim its own.
+  void select_context() { Verilated::threadContextp(context_.get()); }
 
   void falling_edge() {
     model_->clk_i = 0;

@@ -1,0 +1,807 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// The nmsa accelerator: CSRs behind an AXI4-Lite slave, a command processor that fetches the
+// command stream from host memory, load / compute / store engines synchronized by dependency
+// tokens, scratchpads, the accumulator SRAM, and two DMA engines on one AXI4 master.
+// docs/isa.md is the command format, docs/registers.md the register map, docs/errors.md what
+// happens on each error.
+`default_nettype none
+
+module nmsa_top #(
+  parameter int unsigned Rows           = 8,
+  parameter int unsigned Cols           = 8,
+  parameter int unsigned N              = nmsa_pkg::DefaultN,
+  parameter int unsigned M              = nmsa_pkg::DefaultM,
+  parameter int unsigned DataW          = nmsa_pkg::DefaultDataW,
+  parameter int unsigned AccW           = nmsa_pkg::DefaultAccW,
+  parameter int unsigned AxiDataW       = 64,
+  parameter int unsigned ActEntries     = 2048,
+  parameter int unsigned WgtRecords     = 256,
+  parameter int unsigned EpiEntries     = 64,
+  parameter int unsigned AccEntries     = 2048,
+  parameter int unsigned MaxBurstBeats  = 16,
+  parameter int unsigned MaxOutstanding = 4
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  output logic                  irq_o,
+
+  // AXI4-Lite slave: control and status registers.
+  input  logic                  csr_aw_valid_i,
+  output logic                  csr_aw_ready_o,
+  input  logic [11:0]           csr_aw_addr_i,
+  input  logic                  csr_w_valid_i,
+  output logic                  csr_w_ready_o,
+  input  logic [31:0]           csr_w_data_i,
+  input  logic [3:0]            csr_w_strb_i,
+  output logic                  csr_b_valid_o,
+  input  logic                  csr_b_ready_i,
+  output logic [1:0]            csr_b_resp_o,
+  input  logic                  csr_ar_valid_i,
+  output logic                  csr_ar_ready_o,
+  input  logic [11:0]           csr_ar_addr_i,
+  output logic                  csr_r_valid_o,
+  input  logic                  csr_r_ready_i,
+  output logic [31:0]           csr_r_data_o,
+  output logic [1:0]            csr_r_resp_o,
+
+  // AXI4 master: host memory.
+  output logic                  ar_valid_o,
+  input  logic                  ar_ready_i,
+  output logic                  ar_id_o,
+  output logic [63:0]           ar_addr_o,
+  output logic [7:0]            ar_len_o,
+  output logic [2:0]            ar_size_o,
+  output logic [1:0]            ar_burst_o,
+  output logic [3:0]            ar_cache_o,
+  output logic [2:0]            ar_prot_o,
+  input  logic                  r_valid_i,
+  output logic                  r_ready_o,
+  input  logic                  r_id_i,
+  input  logic [AxiDataW-1:0]   r_data_i,
+  input  logic [1:0]            r_resp_i,
+  input  logic                  r_last_i,
+  output logic                  aw_valid_o,
+  input  logic                  aw_ready_i,
+  output logic                  aw_id_o,
+  output logic [63:0]           aw_addr_o,
+  output logic [7:0]            aw_len_o,
+  output logic [2:0]            aw_size_o,
+  output logic [1:0]            aw_burst_o,
+  output logic [3:0]            aw_cache_o,
+  output logic [2:0]            aw_prot_o,
+  output logic                  w_valid_o,
+  input  logic                  w_ready_i,
+  output logic [AxiDataW-1:0]   w_data_o,
+  output logic [AxiDataW/8-1:0] w_strb_o,
+  output logic                  w_last_o,
+  input  logic                  b_valid_i,
+  output logic                  b_ready_o,
+  input  logic                  b_id_i,
+  input  logic [1:0]            b_resp_i
+);
+
+  // ---------------------------------------------------------------------------------------------
+  // Geometry of the buffers (docs/isa.md, LOAD)
+  // ---------------------------------------------------------------------------------------------
+  localparam int unsigned IdxW          = $clog2(M);
+  localparam int unsigned ActEntryBits  = Rows * M * DataW;
+  localparam int unsigned ActBeats      = ActEntryBits / AxiDataW;
+  localparam int unsigned RecordPayload = Cols * N * (DataW + IdxW);
+  localparam int unsigned WgtBeats      = (RecordPayload + AxiDataW - 1) / AxiDataW;
+  localparam int unsigned RecordW       = WgtBeats * AxiDataW;
+  localparam int unsigned EpiEntryBits  = Cols * 96;
+  localparam int unsigned EpiBeats      = EpiEntryBits / AxiDataW;
+  localparam int unsigned AccRowW       = Cols * AccW;
+  localparam int unsigned IncW          = 16;
+  localparam int unsigned NumCnt        = nmsa_reg_pkg::NMSA_NUM_COUNTERS;
+
+  if (ActEntryBits % AxiDataW != 0 || EpiEntryBits % AxiDataW != 0) begin : g_bad_geometry
+    $error("nmsa_top: activation and epilogue entries must be whole AXI beats");
+  end
+`ifndef SYNTHESIS
+  if ($bits(nmsa_pkg::cmd_t) != nmsa_pkg::CmdTW) begin : g_bad_cmd_width
+    $error("nmsa_top: nmsa_pkg::CmdTW does not match cmd_t");
+  end
+`endif
+  if (DataW != 8) begin : g_bad_dataw
+    $error("nmsa_top: the DMA layout of docs/isa.md is defined for 8-bit operands");
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // CSRs and run control
+  // ---------------------------------------------------------------------------------------------
+  logic        start, soft_reset, clear;
+  logic [63:0] cmd_base;
+  logic [31:0] cmd_count;
+  logic        running_d, running_q, done_d, done_q, sr_pending_d, sr_pending_q;
+  logic        err_d, err_q;
+  logic [3:0]  err_code_d, err_code_q;
+  logic [31:0] err_index_d, err_index_q;
+  logic        irq_done_set, irq_error_set;
+  logic [NumCnt*IncW-1:0] cnt_inc;
+  logic        busy;
+
+  nmsa_csr #(
+    .Rows       (Rows),
+    .Cols       (Cols),
+    .N          (N),
+    .M          (M),
+    .DataW      (DataW),
+    .AccW       (AccW),
+    .AxiDataW   (AxiDataW),
+    .ActEntries (ActEntries),
+    .WgtRecords (WgtRecords),
+    .EpiEntries (EpiEntries),
+    .AccEntries (AccEntries),
+    .IncW       (IncW)
+  ) u_csr (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .clear_i         (clear),
+    .aw_valid_i      (csr_aw_valid_i),
+    .aw_ready_o      (csr_aw_ready_o),
+    .aw_addr_i       (csr_aw_addr_i),
+    .w_valid_i       (csr_w_valid_i),
+    .w_ready_o       (csr_w_ready_o),
+    .w_data_i        (csr_w_data_i),
+    .w_strb_i        (csr_w_strb_i),
+    .b_valid_o       (csr_b_valid_o),
+    .b_ready_i       (csr_b_ready_i),
+    .b_resp_o        (csr_b_resp_o),
+    .ar_valid_i      (csr_ar_valid_i),
+    .ar_ready_o      (csr_ar_ready_o),
+    .ar_addr_i       (csr_ar_addr_i),
+    .r_valid_o       (csr_r_valid_o),
+    .r_ready_i       (csr_r_ready_i),
+    .r_data_o        (csr_r_data_o),
+    .r_resp_o        (csr_r_resp_o),
+    .start_o         (start),
+    .soft_reset_o    (soft_reset),
+    .cmd_base_o      (cmd_base),
+    .cmd_count_o     (cmd_count),
+    .busy_i          (busy),
+    .done_i          (done_q),
+    .error_i         (err_q),
+    .err_code_i      (err_code_q),
+    .err_index_i     (err_index_q),
+    .irq_done_set_i  (irq_done_set),
+    .irq_error_set_i (irq_error_set),
+    .irq_o           (irq_o),
+    .cnt_inc_i       (cnt_inc)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Command processor, queues and tokens
+  // ---------------------------------------------------------------------------------------------
+  logic           abort, run_start;
+  nmsa_pkg::cmd_t dispatch_cmd, load_cmd, compute_cmd, store_cmd;
+  logic           disp_load_valid, disp_load_ready, disp_compute_valid, disp_compute_ready;
+  logic           disp_store_valid, disp_store_ready;
+  logic           load_q_valid, load_q_ready, compute_q_valid, compute_q_ready;
+  logic           store_q_valid, store_q_ready;
+  logic [3:0]     load_q_count, compute_q_count, store_q_count;
+  logic           cmd_err_valid;
+  logic [3:0]     cmd_err_code;
+  logic [31:0]    cmd_err_index;
+  logic           cmd_busy, cmd_quiet;
+
+  // Command-fetch DMA port.
+  logic        cf_req_valid, cf_req_ready, cf_rd_valid, cf_rd_ready;
+  logic [63:0] cf_req_addr, cf_req_stride;
+  logic [15:0] cf_req_row_bytes, cf_req_rows;
+
+  // Shared read-DMA data.
+  logic [AxiDataW-1:0] dr_data;
+  logic [1:0]          dr_resp;
+  logic                dr_last;
+
+  nmsa_cmd #(
+    .AxiDataW      (AxiDataW),
+    .Rows          (Rows),
+    .Cols          (Cols),
+    .N             (N),
+    .M             (M),
+    .ActEntries    (ActEntries),
+    .ActEntryBytes (ActEntryBits / 8),
+    .WgtRecords    (WgtRecords),
+    .RecordBytes   (RecordW / 8),
+    .EpiEntries    (EpiEntries),
+    .AccEntries    (AccEntries)
+  ) u_cmd (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .clear_i         (clear),
+    .abort_i         (abort),
+    .start_i         (run_start),
+    .base_i          (cmd_base),
+    .count_i         (cmd_count),
+    .req_valid_o     (cf_req_valid),
+    .req_ready_i     (cf_req_ready),
+    .req_addr_o      (cf_req_addr),
+    .req_row_bytes_o (cf_req_row_bytes),
+    .req_rows_o      (cf_req_rows),
+    .req_stride_o    (cf_req_stride),
+    .rd_valid_i      (cf_rd_valid),
+    .rd_ready_o      (cf_rd_ready),
+    .rd_data_i       (dr_data),
+    .rd_resp_i       (dr_resp),
+    .rd_last_i       (dr_last),
+    .cmd_o           (dispatch_cmd),
+    .load_valid_o    (disp_load_valid),
+    .load_ready_i    (disp_load_ready),
+    .compute_valid_o (disp_compute_valid),
+    .compute_ready_i (disp_compute_ready),
+    .store_valid_o   (disp_store_valid),
+    .store_ready_i   (disp_store_ready),
+    .err_valid_o     (cmd_err_valid),
+    .err_code_o      (cmd_err_code),
+    .err_index_o     (cmd_err_index),
+    .busy_o          (cmd_busy),
+    .quiet_o         (cmd_quiet)
+  );
+
+  nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (8)) u_load_q (
+    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort),
+    .in_valid_i (disp_load_valid), .in_ready_o (disp_load_ready), .in_data_i (dispatch_cmd),
+    .out_valid_o (load_q_valid), .out_ready_i (load_q_ready), .out_data_o (load_cmd),
+    .count_o (load_q_count)
+  );
+  nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (8)) u_compute_q (
+    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort),
+    .in_valid_i (disp_compute_valid), .in_ready_o (disp_compute_ready), .in_data_i (dispatch_cmd),
+    .out_valid_o (compute_q_valid), .out_ready_i (compute_q_ready), .out_data_o (compute_cmd),
+    .count_o (compute_q_count)
+  );
+  nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (8)) u_store_q (
+    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort),
+    .in_valid_i (disp_store_valid), .in_ready_o (disp_store_ready), .in_data_i (dispatch_cmd),
+    .out_valid_o (store_q_valid), .out_ready_i (store_q_ready), .out_data_o (store_cmd),
+    .count_o (store_q_count)
+  );
+
+  // Token counters: index 0 load->compute, 1 compute->load, 2 compute->store, 3 store->compute.
+  logic [3:0] tok_push, tok_pop, tok_avail, tok_overflow;
+  logic [7:0] tok_q [4];
+
+  for (genvar t = 0; t < 4; t++) begin : g_token
+    logic [7:0] tok_d;
+    always_comb begin
+      tok_d = tok_q[t] + 8'(tok_push[t]) - 8'(tok_pop[t]);
+    end
+    assign tok_avail[t]    = tok_q[t] != '0;
+    assign tok_overflow[t] = tok_push[t] && !tok_pop[t] && tok_q[t] == 8'hFF;
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        tok_q[t] <= '0;
+      end else if (clear || run_start) begin
+        tok_q[t] <= '0;
+      end else begin
+        tok_q[t] <= tok_d;
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Read DMA, shared by command fetch (priority) and the load engine
+  // ---------------------------------------------------------------------------------------------
+  logic        ld_req_valid, ld_req_ready, ld_rd_valid, ld_rd_ready;
+  logic [63:0] ld_req_addr, ld_req_stride;
+  logic [15:0] ld_req_row_bytes, ld_req_rows;
+  logic        dr_req_valid, dr_req_ready, dr_valid, dr_ready, dr_busy;
+  logic [63:0] dr_req_addr, dr_req_stride;
+  logic [15:0] dr_req_row_bytes, dr_req_rows;
+  logic        owner_in_ready, owner_valid, owner, grant_cf;
+  logic [3:0]  owner_count;
+
+  assign grant_cf         = cf_req_valid;
+  assign dr_req_valid     = (cf_req_valid || ld_req_valid) && owner_in_ready;
+  assign dr_req_addr      = grant_cf ? cf_req_addr      : ld_req_addr;
+  assign dr_req_row_bytes = grant_cf ? cf_req_row_bytes : ld_req_row_bytes;
+  assign dr_req_rows      = grant_cf ? cf_req_rows      : ld_req_rows;
+  assign dr_req_stride    = grant_cf ? cf_req_stride    : ld_req_stride;
+  assign cf_req_ready     = grant_cf && dr_req_ready && owner_in_ready;
+  assign ld_req_ready     = !grant_cf && dr_req_ready && owner_in_ready;
+
+  // Data returns in request order: a FIFO of owners routes it (0 fetch, 1 load).
+  nmsa_fifo #(.Width (1), .Depth (8)) u_owner (
+    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (1'b0),
+    .in_valid_i (dr_req_valid && dr_req_ready), .in_ready_o (owner_in_ready),
+    .in_data_i (!grant_cf),
+    .out_valid_o (owner_valid), .out_ready_i (dr_valid && dr_ready && dr_last),
+    .out_data_o (owner), .count_o (owner_count)
+  );
+
+  assign cf_rd_valid = dr_valid && owner_valid && !owner;
+  assign ld_rd_valid = dr_valid && owner_valid && owner;
+  assign dr_ready    = owner_valid && (owner ? ld_rd_ready : cf_rd_ready);
+
+  nmsa_dma_rd #(
+    .AddrW          (64),
+    .DataW          (AxiDataW),
+    .LenW           (16),
+    .MaxBurstBeats  (MaxBurstBeats),
+    .MaxOutstanding (MaxOutstanding)
+  ) u_dma_rd (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .req_valid_i     (dr_req_valid),
+    .req_ready_o     (dr_req_ready),
+    .req_addr_i      (dr_req_addr),
+    .req_row_bytes_i (dr_req_row_bytes),
+    .req_rows_i      (dr_req_rows),
+    .req_stride_i    (dr_req_stride),
+    .rd_valid_o      (dr_valid),
+    .rd_ready_i      (dr_ready),
+    .rd_data_o       (dr_data),
+    .rd_resp_o       (dr_resp),
+    .rd_last_o       (dr_last),
+    .ar_valid_o      (ar_valid_o),
+    .ar_ready_i      (ar_ready_i),
+    .ar_id_o         (ar_id_o),
+    .ar_addr_o       (ar_addr_o),
+    .ar_len_o        (ar_len_o),
+    .ar_size_o       (ar_size_o),
+    .ar_burst_o      (ar_burst_o),
+    .ar_cache_o      (ar_cache_o),
+    .ar_prot_o       (ar_prot_o),
+    .r_valid_i       (r_valid_i),
+    .r_ready_o       (r_ready_o),
+    .r_id_i          (r_id_i),
+    .r_data_i        (r_data_i),
+    .r_resp_i        (r_resp_i),
+    .r_last_i        (r_last_i),
+    .busy_o          (dr_busy)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Buffers
+  // ---------------------------------------------------------------------------------------------
+  logic                wb_en;
+  logic [3:0]          wb_target;
+  logic [15:0]         wb_entry;
+  logic [7:0]          wb_lane;
+  logic [AxiDataW-1:0] wb_data;
+
+  logic                         act_rd_en;
+  logic [$clog2(ActEntries)-1:0] act_rd_addr;
+  logic [ActEntryBits-1:0]      act_rd_data;
+  logic                         wgt_rd_en;
+  logic [$clog2(WgtRecords)-1:0] wgt_rd_addr;
+  logic [RecordW-1:0]           wgt_rd_data;
+  logic                         epi_rd_en;
+  logic [$clog2(EpiEntries)-1:0] epi_rd_addr;
+  logic [EpiEntryBits-1:0]      epi_rd_data;
+  logic                         acc_rd0_en, acc_rd1_en, acc_wr_en;
+  logic [$clog2(AccEntries)-1:0] acc_rd0_addr, acc_rd1_addr, acc_wr_addr;
+  logic [2*AccRowW-1:0]         acc_rd_data;
+  logic [AccRowW-1:0]           acc_wr_data;
+
+  nmsa_spad #(.Depth (ActEntries), .Lanes (ActBeats), .LaneW (AxiDataW), .NumRd (1)) u_act (
+    .clk_i        (clk_i),
+    .wr_en_i      (wb_en && wb_target == nmsa_pkg::TargetAct),
+    .wr_addr_i    (wb_entry[$clog2(ActEntries)-1:0]),
+    .wr_lane_en_i (ActBeats'(1) << wb_lane),
+    .wr_data_i    ({ActBeats{wb_data}}),
+    .rd_en_i      (act_rd_en),
+    .rd_addr_i    (act_rd_addr),
+    .rd_data_o    (act_rd_data)
+  );
+  nmsa_spad #(.Depth (WgtRecords), .Lanes (WgtBeats), .LaneW (AxiDataW), .NumRd (1)) u_wgt (
+    .clk_i        (clk_i),
+    .wr_en_i      (wb_en && wb_target == nmsa_pkg::TargetWgt),
+    .wr_addr_i    (wb_entry[$clog2(WgtRecords)-1:0]),
+    .wr_lane_en_i (WgtBeats'(1) << wb_lane),
+    .wr_data_i    ({WgtBeats{wb_data}}),
+    .rd_en_i      (wgt_rd_en),
+    .rd_addr_i    (wgt_rd_addr),
+    .rd_data_o    (wgt_rd_data)
+  );
+  nmsa_spad #(.Depth (EpiEntries), .Lanes (EpiBeats), .LaneW (AxiDataW), .NumRd (1)) u_epi (
+    .clk_i        (clk_i),
+    .wr_en_i      (wb_en && wb_target == nmsa_pkg::TargetEpi),
+    .wr_addr_i    (wb_entry[$clog2(EpiEntries)-1:0]),
+    .wr_lane_en_i (EpiBeats'(1) << wb_lane),
+    .wr_data_i    ({EpiBeats{wb_data}}),
+    .rd_en_i      (epi_rd_en),
+    .rd_addr_i    (epi_rd_addr),
+    .rd_data_o    (epi_rd_data)
+  );
+  // Accumulators: read port 0 for the compute engine's read-modify-write, port 1 for stores.
+  nmsa_spad #(.Depth (AccEntries), .Lanes (1), .LaneW (AccRowW), .NumRd (2)) u_acc (
+    .clk_i        (clk_i),
+    .wr_en_i      (acc_wr_en),
+    .wr_addr_i    (acc_wr_addr),
+    .wr_lane_en_i (1'b1),
+    .wr_data_i    (acc_wr_data),
+    .rd_en_i      ({acc_rd1_en, acc_rd0_en}),
+    .rd_addr_i    ({acc_rd1_addr, acc_rd0_addr}),
+    .rd_data_o    (acc_rd_data)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Engines
+  // ---------------------------------------------------------------------------------------------
+  logic        ld_err_valid, st_err_valid, cp_err_valid;
+  logic [1:0]  ld_err_resp, st_err_resp;
+  logic [31:0] ld_err_index, st_err_index, cp_err_index;
+  logic        ld_busy, cp_busy, st_busy;
+  logic        stat_beat, stat_beat_dense, stat_tile_sparse, stat_tile_dense;
+  logic [Cols-1:0] stat_illegal;
+  logic        stat_dma_stall;
+
+  nmsa_load #(
+    .AxiDataW (AxiDataW),
+    .ActBeats (ActBeats),
+    .WgtBeats (WgtBeats),
+    .EpiBeats (EpiBeats)
+  ) u_load (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .clear_i         (clear),
+    .abort_i         (abort),
+    .cmd_valid_i     (load_q_valid),
+    .cmd_ready_o     (load_q_ready),
+    .cmd_i           (load_cmd),
+    .c2l_avail_i     (tok_avail[1]),
+    .c2l_pop_o       (tok_pop[1]),
+    .l2c_push_o      (tok_push[0]),
+    .req_valid_o     (ld_req_valid),
+    .req_ready_i     (ld_req_ready),
+    .req_addr_o      (ld_req_addr),
+    .req_row_bytes_o (ld_req_row_bytes),
+    .req_rows_o      (ld_req_rows),
+    .req_stride_o    (ld_req_stride),
+    .rd_valid_i      (ld_rd_valid),
+    .rd_ready_o      (ld_rd_ready),
+    .rd_data_i       (dr_data),
+    .rd_resp_i       (dr_resp),
+    .rd_last_i       (dr_last),
+    .wr_en_o         (wb_en),
+    .wr_target_o     (wb_target),
+    .wr_entry_o      (wb_entry),
+    .wr_lane_o       (wb_lane),
+    .wr_data_o       (wb_data),
+    .err_valid_o     (ld_err_valid),
+    .err_resp_o      (ld_err_resp),
+    .err_index_o     (ld_err_index),
+    .busy_o          (ld_busy)
+  );
+
+  nmsa_compute #(
+    .Rows       (Rows),
+    .Cols       (Cols),
+    .N          (N),
+    .M          (M),
+    .DataW      (DataW),
+    .AccW       (AccW),
+    .ActEntries (ActEntries),
+    .WgtRecords (WgtRecords),
+    .AccEntries (AccEntries),
+    .RecordW    (RecordW)
+  ) u_compute (
+    .clk_i              (clk_i),
+    .rst_ni             (rst_ni),
+    .clear_i            (clear),
+    .abort_i            (abort),
+    .cmd_valid_i        (compute_q_valid),
+    .cmd_ready_o        (compute_q_ready),
+    .cmd_i              (compute_cmd),
+    .l2c_avail_i        (tok_avail[0]),
+    .l2c_pop_o          (tok_pop[0]),
+    .s2c_avail_i        (tok_avail[3]),
+    .s2c_pop_o          (tok_pop[3]),
+    .c2l_push_o         (tok_push[1]),
+    .c2s_push_o         (tok_push[2]),
+    .wgt_rd_en_o        (wgt_rd_en),
+    .wgt_rd_addr_o      (wgt_rd_addr),
+    .wgt_rd_data_i      (wgt_rd_data),
+    .act_rd_en_o        (act_rd_en),
+    .act_rd_addr_o      (act_rd_addr),
+    .act_rd_data_i      (act_rd_data),
+    .acc_rd_en_o        (acc_rd0_en),
+    .acc_rd_addr_o      (acc_rd0_addr),
+    .acc_rd_data_i      (acc_rd_data[0 +: AccRowW]),
+    .acc_wr_en_o        (acc_wr_en),
+    .acc_wr_addr_o      (acc_wr_addr),
+    .acc_wr_data_o      (acc_wr_data),
+    .err_valid_o        (cp_err_valid),
+    .err_index_o        (cp_err_index),
+    .busy_o             (cp_busy),
+    .stat_beat_o        (stat_beat),
+    .stat_beat_dense_o  (stat_beat_dense),
+    .stat_tile_sparse_o (stat_tile_sparse),
+    .stat_tile_dense_o  (stat_tile_dense),
+    .stat_illegal_o     (stat_illegal),
+    .stat_dma_stall_o   (stat_dma_stall)
+  );
+
+  logic        dw_req_valid, dw_req_ready, dw_valid, dw_ready, dw_cpl_valid, dw_busy;
+  logic [63:0] dw_req_addr, dw_req_stride;
+  logic [15:0] dw_req_row_bytes, dw_req_rows;
+  logic [AxiDataW-1:0] dw_data;
+  logic [1:0]  dw_cpl_resp;
+
+  nmsa_store #(
+    .Cols       (Cols),
+    .AccW       (AccW),
+    .AccEntries (AccEntries),
+    .EpiEntries (EpiEntries),
+    .AxiDataW   (AxiDataW)
+  ) u_store (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .clear_i         (clear),
+    .abort_i         (abort),
+    .cmd_valid_i     (store_q_valid),
+    .cmd_ready_o     (store_q_ready),
+    .cmd_i           (store_cmd),
+    .c2s_avail_i     (tok_avail[2]),
+    .c2s_pop_o       (tok_pop[2]),
+    .s2c_push_o      (tok_push[3]),
+    .epi_rd_en_o     (epi_rd_en),
+    .epi_rd_addr_o   (epi_rd_addr),
+    .epi_rd_data_i   (epi_rd_data),
+    .acc_rd_en_o     (acc_rd1_en),
+    .acc_rd_addr_o   (acc_rd1_addr),
+    .acc_rd_data_i   (acc_rd_data[AccRowW +: AccRowW]),
+    .req_valid_o     (dw_req_valid),
+    .req_ready_i     (dw_req_ready),
+    .req_addr_o      (dw_req_addr),
+    .req_row_bytes_o (dw_req_row_bytes),
+    .req_rows_o      (dw_req_rows),
+    .req_stride_o    (dw_req_stride),
+    .wr_valid_o      (dw_valid),
+    .wr_ready_i      (dw_ready),
+    .wr_data_o       (dw_data),
+    .cpl_valid_i     (dw_cpl_valid),
+    .cpl_resp_i      (dw_cpl_resp),
+    .err_valid_o     (st_err_valid),
+    .err_resp_o      (st_err_resp),
+    .err_index_o     (st_err_index),
+    .busy_o          (st_busy)
+  );
+
+  nmsa_dma_wr #(
+    .AddrW          (64),
+    .DataW          (AxiDataW),
+    .LenW           (16),
+    .MaxBurstBeats  (MaxBurstBeats),
+    .MaxOutstanding (MaxOutstanding)
+  ) u_dma_wr (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .req_valid_i     (dw_req_valid),
+    .req_ready_o     (dw_req_ready),
+    .req_addr_i      (dw_req_addr),
+    .req_row_bytes_i (dw_req_row_bytes),
+    .req_rows_i      (dw_req_rows),
+    .req_stride_i    (dw_req_stride),
+    .wr_valid_i      (dw_valid),
+    .wr_ready_o      (dw_ready),
+    .wr_data_i       (dw_data),
+    .cpl_valid_o     (dw_cpl_valid),
+    .cpl_resp_o      (dw_cpl_resp),
+    .aw_valid_o      (aw_valid_o),
+    .aw_ready_i      (aw_ready_i),
+    .aw_id_o         (aw_id_o),
+    .aw_addr_o       (aw_addr_o),
+    .aw_len_o        (aw_len_o),
+    .aw_size_o       (aw_size_o),
+    .aw_burst_o      (aw_burst_o),
+    .aw_cache_o      (aw_cache_o),
+    .aw_prot_o       (aw_prot_o),
+    .w_valid_o       (w_valid_o),
+    .w_ready_i       (w_ready_i),
+    .w_data_o        (w_data_o),
+    .w_strb_o        (w_strb_o),
+    .w_last_o        (w_last_o),
+    .b_valid_i       (b_valid_i),
+    .b_ready_o       (b_ready_o),
+    .b_id_i          (b_id_i),
+    .b_resp_i        (b_resp_i),
+    .busy_o          (dw_busy)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Run control and errors
+  // ---------------------------------------------------------------------------------------------
+  function automatic logic [3:0] axi_code(logic [1:0] resp);
+    axi_code = resp == 2'b11 ? nmsa_reg_pkg::NMSA_ERR_CODE_AXI_DECERR
+                             : nmsa_reg_pkg::NMSA_ERR_CODE_AXI_SLVERR;
+  endfunction
+
+  logic        new_err;
+  logic [3:0]  new_err_code;
+  logic [31:0] new_err_index;
+  logic        all_idle, start_while_busy, bad_base;
+  logic        stuck;
+  logic [2:0]  stuck_cycles_d, stuck_cycles_q;
+  logic        deadlock;
+  logic [31:0] oldest_waiting;
+
+  assign all_idle = !cmd_busy && !load_q_valid && !compute_q_valid && !store_q_valid &&
+                    !ld_busy && !cp_busy && !st_busy && !dr_busy && !dw_busy && !owner_valid;
+  assign busy             = running_q || sr_pending_q;
+  assign start_while_busy = start && busy && !soft_reset;
+  assign run_start        = start && !busy && !err_q;
+  assign abort            = err_q || sr_pending_q;
+  assign clear            = sr_pending_q && all_idle;
+  assign bad_base         = run_start && cmd_base[$clog2(AxiDataW/8)-1:0] != '0;
+
+  // Deadlock: commands wait in the queues, yet nothing is in flight, so no token can ever come
+  // (a stream whose tokens form a cycle, or whose fetch stalled before the balance check). A few
+  // quiet cycles in a row rule out a command that is just being handed over.
+  assign stuck = running_q && !abort && cmd_quiet && !ld_busy && !cp_busy && !st_busy &&
+                 !dr_busy && !dw_busy && !owner_valid &&
+                 (load_q_valid || compute_q_valid || store_q_valid);
+  assign stuck_cycles_d = !stuck ? '0 : stuck_cycles_q == 3'd7 ? stuck_cycles_q
+                                                              : stuck_cycles_q + 1'b1;
+  assign deadlock = stuck_cycles_q == 3'd4;
+  always_comb begin
+    oldest_waiting = '1;
+    if (load_q_valid && load_cmd.index < oldest_waiting) oldest_waiting = load_cmd.index;
+    if (compute_q_valid && compute_cmd.index < oldest_waiting) oldest_waiting = compute_cmd.index;
+    if (store_q_valid && store_cmd.index < oldest_waiting) oldest_waiting = store_cmd.index;
+  end
+
+  always_comb begin
+    new_err       = 1'b1;
+    new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
+    new_err_index = '0;
+    if (cmd_err_valid) begin
+      new_err_code  = cmd_err_code;
+      new_err_index = cmd_err_index;
+    end else if (cp_err_valid) begin
+      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_ILLEGAL_META;
+      new_err_index = cp_err_index;
+    end else if (ld_err_valid) begin
+      new_err_code  = axi_code(ld_err_resp);
+      new_err_index = ld_err_index;
+    end else if (st_err_valid) begin
+      new_err_code  = axi_code(st_err_resp);
+      new_err_index = st_err_index;
+    end else if (deadlock) begin
+      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
+      new_err_index = oldest_waiting;
+    end else if (|tok_overflow) begin
+      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
+      new_err_index = '1;
+    end else if (start_while_busy) begin
+      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_START_WHILE_BUSY;
+      new_err_index = '1;
+    end else if (bad_base) begin
+      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_ALIGN;
+      new_err_index = '1;
+    end else begin
+      new_err = 1'b0;
+    end
+    // Errors of a run count only while it runs (not while a soft reset drains it).
+    if (!running_q && !start_while_busy && !bad_base) new_err = 1'b0;
+  end
+
+  always_comb begin
+    running_d    = running_q;
+    done_d       = done_q;
+    sr_pending_d = sr_pending_q;
+    err_d        = err_q;
+    err_code_d   = err_code_q;
+    err_index_d  = err_index_q;
+    irq_done_set  = 1'b0;
+    irq_error_set = 1'b0;
+
+    if (run_start) begin
+      running_d = 1'b1;
+      done_d    = 1'b0;
+    end
+    if (new_err && !err_q) begin
+      err_d         = 1'b1;
+      err_code_d    = new_err_code;
+      err_index_d   = new_err_index;
+      irq_error_set = 1'b1;
+    end
+    // The run ends when nothing is left in flight; DONE only if no error happened.
+    if (running_q && all_idle && !run_start) begin
+      running_d = 1'b0;
+      if (!err_q && !new_err) begin
+        done_d       = 1'b1;
+        irq_done_set = 1'b1;
+      end
+    end
+    if (soft_reset) begin
+      sr_pending_d = 1'b1;
+    end
+    if (clear) begin
+      sr_pending_d = 1'b0;
+      running_d    = 1'b0;
+      done_d       = 1'b0;
+      err_d        = 1'b0;
+      err_code_d   = nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
+      err_index_d  = '0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      running_q    <= 1'b0;
+      done_q       <= 1'b0;
+      stuck_cycles_q <= '0;
+      sr_pending_q <= 1'b0;
+      err_q        <= 1'b0;
+      err_code_q   <= '0;
+      err_index_q  <= '0;
+    end else begin
+      running_q    <= running_d;
+      done_q       <= done_d;
+      stuck_cycles_q <= stuck_cycles_d;
+      sr_pending_q <= sr_pending_d;
+      err_q        <= err_d;
+      err_code_q   <= err_code_d;
+      err_index_q  <= err_index_d;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------------
+  // Performance counters (docs/registers.md)
+  // ---------------------------------------------------------------------------------------------
+  // META_BYTES counts the bytes of each loaded weight beat that fall in the metadata field of its
+  // record (bytes [ValBytes, ValBytes + MetaBytes) of the record).
+  localparam int unsigned ValBytes  = Cols * N * DataW / 8;
+  localparam int unsigned MetaBytes = Cols * N * IdxW / 8;
+  localparam int unsigned BeatBytes = AxiDataW / 8;
+
+  if ((Cols * N * IdxW) % 8 != 0) begin : g_bad_meta_bytes
+    $error("nmsa_top: the metadata of a PE row must be whole bytes");
+  end
+
+  function automatic logic [IncW-1:0] meta_bytes_in_lane(logic [7:0] lane);
+    int unsigned lo, hi, first, last;
+    lo = 32'(lane) * BeatBytes;
+    hi = lo + BeatBytes;
+    first = lo > ValBytes ? lo : ValBytes;
+    last = hi < ValBytes + MetaBytes ? hi : ValBytes + MetaBytes;
+    meta_bytes_in_lane = last > first ? IncW'(last - first) : '0;
+  endfunction
+  logic [IncW-1:0] wr_bytes, illegal_fields;
+
+  always_comb begin
+    wr_bytes = '0;
+    for (int unsigned b = 0; b < AxiDataW / 8; b++) begin
+      wr_bytes = wr_bytes + IncW'(w_strb_o[b]);
+    end
+    illegal_fields = '0;
+    for (int unsigned c = 0; c < Cols; c++) begin
+      illegal_fields = illegal_fields + IncW'(stat_illegal[c]);
+    end
+  end
+
+  always_comb begin
+    cnt_inc = '0;
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_CYCLES_TOTAL_IDX * IncW +: IncW]   = IncW'(1);
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_CYCLES_BUSY_IDX * IncW +: IncW]    = IncW'(busy);
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_CYCLES_COMPUTE_IDX * IncW +: IncW] = IncW'(stat_beat);
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_CYCLES_DMA_STALL_IDX * IncW +: IncW] = IncW'(stat_dma_stall);
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_MACS_IDX * IncW +: IncW] =
+        !stat_beat ? '0 : stat_beat_dense ? IncW'(Rows * Cols * N) : IncW'(Rows * Cols * M);
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_TILES_SPARSE_IDX * IncW +: IncW] = IncW'(stat_tile_sparse);
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_TILES_DENSE_IDX * IncW +: IncW]  = IncW'(stat_tile_dense);
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_DMA_RD_BYTES_IDX * IncW +: IncW] =
+        (r_valid_i && r_ready_o) ? IncW'(AxiDataW / 8) : '0;
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_DMA_WR_BYTES_IDX * IncW +: IncW] =
+        (w_valid_o && w_ready_i) ? wr_bytes : '0;
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_META_BYTES_IDX * IncW +: IncW] =
+        (wb_en && wb_target == nmsa_pkg::TargetWgt) ? meta_bytes_in_lane(wb_lane) : '0;
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_ILLEGAL_META_IDX * IncW +: IncW] = illegal_fields;
+    cnt_inc[nmsa_reg_pkg::NMSA_CNT_AXI_ERRORS_IDX * IncW +: IncW] =
+        IncW'(r_valid_i && r_ready_o && r_resp_i != 2'b00) +
+        IncW'(b_valid_i && b_ready_o && b_resp_i != 2'b00);
+  end
+
+  // Queue fill levels are for waveforms only; entry bits above a buffer's depth were range-checked
+  // by the command processor.
+  logic unused;
+  assign unused = ^{load_q_count, compute_q_count, store_q_count, owner_count, wb_entry};
+
+endmodule
+
+`default_nettype wire
