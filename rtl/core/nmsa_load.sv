@@ -3,13 +3,18 @@
 // Load engine: runs LOAD commands (docs/isa.md). Each LOAD becomes one 2-D DMA read whose beats
 // are written, in order, into consecutive entries of the target buffer from the command's first
 // entry on. The command processor has already checked alignment and ranges.
+//
+// Requests and data are decoupled: the next LOAD's request goes to the DMA while the beats of
+// earlier ones are still arriving (up to PendDepth LOADs), so the host memory's latency is paid
+// once per stream rather than once per LOAD. LOADs still finish, and give their tokens, in order.
 `default_nettype none
 
 module nmsa_load #(
-  parameter int unsigned AxiDataW = 64,
-  parameter int unsigned ActBeats = 4,   // AXI beats per activation entry
-  parameter int unsigned WgtBeats = 3,   // ... per weight record
-  parameter int unsigned EpiBeats = 12   // ... per epilogue-parameter entry
+  parameter int unsigned AxiDataW  = 64,
+  parameter int unsigned ActBeats  = 4,   // AXI beats per activation entry
+  parameter int unsigned WgtBeats  = 3,   // ... per weight record
+  parameter int unsigned EpiBeats  = 12,  // ... per epilogue-parameter entry
+  parameter int unsigned PendDepth = 4    // LOADs requested and not yet finished
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -50,108 +55,125 @@ module nmsa_load #(
   output logic                  busy_o
 );
 
-  typedef enum logic [1:0] {
-    StIdle,
-    StRequest,
-    StData
-  } state_e;
+  // ---------------------------------------------------------------------------------------------
+  // Request stage: take a command once its token is there, hand its request to the DMA.
+  // ---------------------------------------------------------------------------------------------
+  nmsa_pkg::cmd_t req_cmd_q;
+  logic           req_pending_q;   // a request waiting for the DMA
+  logic           pend_ready, pend_valid;
+  nmsa_pkg::cmd_t data_cmd;        // the LOAD whose beats arrive now
+  logic [$clog2(PendDepth):0] pend_count;
+  logic           accept, req_fire;
 
-  state_e         state_d, state_q;
-  nmsa_pkg::cmd_t cmd_d, cmd_q;
-  logic [15:0]    entry_d, entry_q;
-  logic [7:0]     lane_d, lane_q;
-  logic           failed_d, failed_q;   // an error response arrived for this command
-  logic [7:0]     beats_per_entry;
-  logic           accept, beat;
+  assign accept      = (!req_pending_q || req_fire) && cmd_valid_i && !abort_i &&
+                       (!cmd_i.pop_next || c2l_avail_i);
+  assign cmd_ready_o = accept;
+  assign c2l_pop_o   = accept && cmd_i.pop_next;
+
+  // A request is issued only when its LOAD has room in the pending FIFO, so data always finds
+  // its command there.
+  assign req_valid_o     = req_pending_q && pend_ready && !abort_i;
+  assign req_fire        = req_valid_o && req_ready_i;
+  assign req_addr_o      = req_cmd_q.word1;
+  assign req_row_bytes_o = req_cmd_q.size;
+  assign req_rows_o      = req_cmd_q.count;
+  assign req_stride_o    = req_cmd_q.word2;
+
+  nmsa_fifo #(
+    .Width (nmsa_pkg::CmdTW),
+    .Depth (PendDepth)
+  ) u_pending (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .flush_i     (clear_i),
+    .in_valid_i  (req_fire),
+    .in_ready_o  (pend_ready),
+    .in_data_i   (req_cmd_q),
+    .out_valid_o (pend_valid),
+    .out_ready_i (beat && rd_last_i),
+    .out_data_o  (data_cmd),
+    .count_o     (pend_count)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Data stage: write the beats of the oldest requested LOAD.
+  // ---------------------------------------------------------------------------------------------
+  logic [15:0] entry_d, entry_q;      // offset from the command's first entry
+  logic [7:0]  lane_d, lane_q;
+  logic        failed_d, failed_q;    // an error response arrived for this command
+  logic [7:0]  beats_per_entry;
+  logic        beat;
 
   always_comb begin
-    unique case (cmd_q.target)
+    unique case (data_cmd.target)
       nmsa_pkg::TargetAct: beats_per_entry = 8'(ActBeats);
       nmsa_pkg::TargetWgt: beats_per_entry = 8'(WgtBeats);
       default:             beats_per_entry = 8'(EpiBeats);
     endcase
   end
 
-  assign accept      = (state_q == StIdle) && cmd_valid_i && !abort_i &&
-                       (!cmd_i.pop_next || c2l_avail_i);
-  assign cmd_ready_o = accept;
-  assign c2l_pop_o   = accept && cmd_i.pop_next;
-
-  assign req_valid_o     = state_q == StRequest;
-  assign req_addr_o      = cmd_q.word1;
-  assign req_row_bytes_o = cmd_q.size;
-  assign req_rows_o      = cmd_q.count;
-  assign req_stride_o    = cmd_q.word2;
-
-  // Data beats are always taken, also after an error, so that the DMA drains.
-  assign rd_ready_o = state_q == StData;
+  // Data beats are always taken, also after an error or an abort, so that the DMA drains.
+  assign rd_ready_o = pend_valid;
   assign beat       = rd_valid_i && rd_ready_o;
 
   assign wr_en_o     = beat && !failed_q && rd_resp_i == 2'b00 && !abort_i;
-  assign wr_target_o = cmd_q.target;
-  assign wr_entry_o  = entry_q;
+  assign wr_target_o = data_cmd.target;
+  assign wr_entry_o  = data_cmd.addr + entry_q;
   assign wr_lane_o   = lane_q;
   assign wr_data_o   = rd_data_i;
 
   assign err_valid_o = beat && rd_resp_i != 2'b00 && !failed_q;
   assign err_resp_o  = rd_resp_i;
-  assign err_index_o = cmd_q.index;
-  assign l2c_push_o  = beat && rd_last_i && !failed_d && cmd_q.push_next;
-  assign busy_o      = state_q != StIdle;
+  assign err_index_o = data_cmd.index;
+  assign l2c_push_o  = beat && rd_last_i && !failed_d && data_cmd.push_next && !abort_i;
+  assign busy_o      = req_pending_q || pend_valid;
 
   always_comb begin
-    state_d  = state_q;
-    cmd_d    = cmd_q;
     entry_d  = entry_q;
     lane_d   = lane_q;
     failed_d = failed_q;
-    unique case (state_q)
-      StIdle: begin
-        if (accept) begin
-          cmd_d    = cmd_i;
-          entry_d  = cmd_i.addr;
-          lane_d   = '0;
-          failed_d = 1'b0;
-          state_d  = StRequest;
-        end
+    if (beat) begin
+      if (rd_resp_i != 2'b00) failed_d = 1'b1;
+      if (lane_q == beats_per_entry - 1'b1) begin
+        lane_d  = '0;
+        entry_d = entry_q + 1'b1;
+      end else begin
+        lane_d = lane_q + 1'b1;
       end
-      StRequest: begin
-        if (req_ready_i) state_d = StData;
+      if (rd_last_i) begin
+        entry_d  = '0;
+        lane_d   = '0;
+        failed_d = 1'b0;
       end
-      StData: begin
-        if (beat) begin
-          if (rd_resp_i != 2'b00) failed_d = 1'b1;
-          if (lane_q == beats_per_entry - 1'b1) begin
-            lane_d  = '0;
-            entry_d = entry_q + 1'b1;
-          end else begin
-            lane_d = lane_q + 1'b1;
-          end
-          if (rd_last_i) state_d = StIdle;
-        end
-      end
-      default: state_d = StIdle;
-    endcase
+    end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q  <= StIdle;
-      failed_q <= 1'b0;
+      req_pending_q <= 1'b0;
+      entry_q       <= '0;
+      lane_q        <= '0;
+      failed_q      <= 1'b0;
     end else if (clear_i) begin
-      state_q  <= StIdle;
-      failed_q <= 1'b0;
+      req_pending_q <= 1'b0;
+      entry_q       <= '0;
+      lane_q        <= '0;
+      failed_q      <= 1'b0;
     end else begin
-      state_q  <= state_d;
-      failed_q <= failed_d;
+      // An abort drops a request the DMA has not taken; taken ones drain through the data stage.
+      req_pending_q <= abort_i ? 1'b0 : (accept || (req_pending_q && !req_fire));
+      entry_q       <= entry_d;
+      lane_q        <= lane_d;
+      failed_q      <= failed_d;
     end
   end
 
   always_ff @(posedge clk_i) begin
-    cmd_q   <= cmd_d;
-    entry_q <= entry_d;
-    lane_q  <= lane_d;
+    if (accept) req_cmd_q <= cmd_i;
   end
+
+  logic unused;
+  assign unused = ^{pend_count, data_cmd};  // only target, addr, index and push_next are needed
 
 endmodule
 

@@ -20,7 +20,7 @@ module nmsa_top #(
   parameter int unsigned EpiEntries     = 64,
   parameter int unsigned AccEntries     = 2048,
   parameter int unsigned MaxBurstBeats  = 16,
-  parameter int unsigned MaxOutstanding = 4
+  parameter int unsigned MaxOutstanding = 16
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -294,20 +294,50 @@ module nmsa_top #(
   logic        owner_in_ready, owner_valid, owner, grant_cf;
   logic [3:0]  owner_count;
 
-  assign grant_cf         = cf_req_valid;
-  assign dr_req_valid     = (cf_req_valid || ld_req_valid) && owner_in_ready;
-  assign dr_req_addr      = grant_cf ? cf_req_addr      : ld_req_addr;
-  assign dr_req_row_bytes = grant_cf ? cf_req_row_bytes : ld_req_row_bytes;
-  assign dr_req_rows      = grant_cf ? cf_req_rows      : ld_req_rows;
-  assign dr_req_stride    = grant_cf ? cf_req_stride    : ld_req_stride;
-  assign cf_req_ready     = grant_cf && dr_req_ready && owner_in_ready;
-  assign ld_req_ready     = !grant_cf && dr_req_ready && owner_in_ready;
+  // One request register in front of the DMA: a request, once taken from fetch (priority) or
+  // load, stays presented unchanged until the DMA accepts it, whatever its requester does
+  // meanwhile (an abort may withdraw a request that was not taken yet).
+  logic        rq_valid_q, rq_owner_q, rq_take;
+  logic [63:0] rq_addr_q, rq_stride_q;
+  logic [15:0] rq_row_bytes_q, rq_rows_q;
+
+  assign grant_cf     = cf_req_valid;
+  assign rq_take      = (!rq_valid_q || (dr_req_ready && owner_in_ready)) &&
+                        (cf_req_valid || ld_req_valid);
+  assign cf_req_ready = rq_take && grant_cf;
+  assign ld_req_ready = rq_take && !grant_cf;
+
+  assign dr_req_valid     = rq_valid_q && owner_in_ready;
+  assign dr_req_addr      = rq_addr_q;
+  assign dr_req_row_bytes = rq_row_bytes_q;
+  assign dr_req_rows      = rq_rows_q;
+  assign dr_req_stride    = rq_stride_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rq_valid_q <= 1'b0;
+    end else if (rq_take) begin
+      rq_valid_q <= 1'b1;
+    end else if (dr_req_valid && dr_req_ready) begin
+      rq_valid_q <= 1'b0;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (rq_take) begin
+      rq_owner_q     <= !grant_cf;
+      rq_addr_q      <= grant_cf ? cf_req_addr      : ld_req_addr;
+      rq_row_bytes_q <= grant_cf ? cf_req_row_bytes : ld_req_row_bytes;
+      rq_rows_q      <= grant_cf ? cf_req_rows      : ld_req_rows;
+      rq_stride_q    <= grant_cf ? cf_req_stride    : ld_req_stride;
+    end
+  end
 
   // Data returns in request order: a FIFO of owners routes it (0 fetch, 1 load).
   nmsa_fifo #(.Width (1), .Depth (8)) u_owner (
     .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (1'b0),
     .in_valid_i (dr_req_valid && dr_req_ready), .in_ready_o (owner_in_ready),
-    .in_data_i (!grant_cf),
+    .in_data_i (rq_owner_q),
     .out_valid_o (owner_valid), .out_ready_i (dr_valid && dr_ready && dr_last),
     .out_data_o (owner), .count_o (owner_count)
   );
@@ -621,7 +651,8 @@ module nmsa_top #(
   logic [31:0] oldest_waiting;
 
   assign all_idle = !cmd_busy && !load_q_valid && !compute_q_valid && !store_q_valid &&
-                    !ld_busy && !cp_busy && !st_busy && !dr_busy && !dw_busy && !owner_valid;
+                    !ld_busy && !cp_busy && !st_busy && !dr_busy && !dw_busy && !owner_valid &&
+                    !rq_valid_q;
   assign busy             = running_q || sr_pending_q;
   assign start_while_busy = start && busy && !soft_reset;
   assign run_start        = start && !busy && !err_q;
@@ -633,7 +664,7 @@ module nmsa_top #(
   // (a stream whose tokens form a cycle, or whose fetch stalled before the balance check). A few
   // quiet cycles in a row rule out a command that is just being handed over.
   assign stuck = running_q && !abort && cmd_quiet && !ld_busy && !cp_busy && !st_busy &&
-                 !dr_busy && !dw_busy && !owner_valid &&
+                 !dr_busy && !dw_busy && !owner_valid && !rq_valid_q &&
                  (load_q_valid || compute_q_valid || store_q_valid);
   assign stuck_cycles_d = !stuck ? '0 : stuck_cycles_q == 3'd7 ? stuck_cycles_q
                                                               : stuck_cycles_q + 1'b1;
