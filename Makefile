@@ -26,7 +26,7 @@ test: build
 
 # The RTL simulation regression alone.
 sim: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -R '^(MetaDecoder|PeTest|Configs)'
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L rtl
 
 lint: deps
 	bash scripts/lint.sh
@@ -39,6 +39,7 @@ bench: build
 	bash scripts/model_build_times.sh $(BUILD_DIR)/bench/build_times.txt
 	$(BUILD_DIR)/nmsa_bench_array --config default --out $(BUILD_DIR)/bench/array.json \
 		--build-times $(BUILD_DIR)/bench/build_times.txt
+	$(BUILD_DIR)/nmsa_bench_top --config default --out $(BUILD_DIR)/bench/top.json
 
 # Re-runs the tests matching TEST (a GoogleTest filter) with FST tracing; traces and GTKWave save
 # files land in build/waves. Open one with: gtkwave build/waves/<test>.gtkw
