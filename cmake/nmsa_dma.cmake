@@ -51,4 +51,4 @@ target_sources(nmsa_models PRIVATE
 add_executable(nmsa_dma_tests tests/rtl/test_dma.cpp)
 target_link_libraries(nmsa_dma_tests PRIVATE nmsa_models GTest::gtest_main)
 target_compile_options(nmsa_dma_tests PRIVATE -Wall)
-gtest_discover_tests(nmsa_dma_tests DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 600)
+gtest_discover_tests(nmsa_dma_tests DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 600 LABELS rtl)

@@ -19,6 +19,7 @@
 #include "nmsa/gemm_program.hpp"
 #include "nmsa/golden.hpp"
 #include "nmsa/sparse_format.hpp"
+#include "nmsa/tb/coverage.hpp"
 #include "nmsa/tb/sim_context.hpp"
 #include "nmsa/tb/top_runner.hpp"
 #include "top_fixture.hpp"
@@ -93,7 +94,8 @@ TEST_P(TopGemmTest, RandomGemmsMatchGoldenAndFunctionalModel) {
     auto probe = tb::make_top_sim(GetParam(), tb::AxiMemoryConfig{}, seed);
     caps = from_registers([&](std::uint32_t off) { return probe->read_reg(off); });
   }
-  const int cases = GetParam() == "small" ? 12 : 6;
+  const int cases = GetParam() == "small" ? 16 : 8;
+  tb::Coverage coverage;
   for (int i = 0; i < cases; ++i) {
     const std::uint64_t case_seed = rng();
     std::mt19937_64 case_rng(case_seed);
@@ -142,6 +144,22 @@ TEST_P(TopGemmTest, RandomGemmsMatchGoldenAndFunctionalModel) {
       }
       return;
     }
+    const bool sparse = c.options.mode == GemmMode::SPARSE;
+    coverage.hit("sparse", sparse);
+    coverage.hit("dense", !sparse);
+    coverage.hit("int32 output", !c.options.epilogue);
+    coverage.hit("int8 output", c.options.epilogue.has_value() && !c.options.relu);
+    coverage.hit("int8 output with relu", c.options.relu);
+    coverage.hit("narrow int8 rows", c.options.epilogue.has_value() && caps.cols < 8);
+    coverage.hit("K over several chunks", c.x.cols() > caps.rows * (sparse ? caps.pattern.m : caps.pattern.n));
+    coverage.hit("K not a multiple of the chunk", c.x.cols() % (caps.rows * caps.pattern.m) != 0);
+    coverage.hit("N_out over several blocks", c.w.rows() > caps.cols);
+    coverage.hit("N_out not a multiple of Cols", c.w.rows() % caps.cols != 0);
+    coverage.hit("tiles shorter than the no-bubble length", c.x.rows() < 2 * caps.rows + caps.cols - 1);
+    coverage.hit("tiles of the no-bubble length", c.x.rows() >= 2 * caps.rows + caps.cols - 1);
+    coverage.hit("read back-pressure", c.memory.p_ar_stall > 0 || c.memory.p_r_gap > 0);
+    coverage.hit("write back-pressure", c.memory.p_w_stall > 0 || c.memory.p_aw_stall > 0);
+    coverage.hit("several DMA bursts in flight", sim->axi_monitor().max_reads_in_flight() > 1);
     EXPECT_EQ(run.counter(r::TILES_SPARSE_LO_OFFSET), expected.tiles_sparse);
     EXPECT_EQ(run.counter(r::TILES_DENSE_LO_OFFSET), expected.tiles_dense);
     EXPECT_EQ(run.counter(r::MACS_LO_OFFSET), expected.macs);
@@ -152,6 +170,15 @@ TEST_P(TopGemmTest, RandomGemmsMatchGoldenAndFunctionalModel) {
     EXPECT_EQ(run.counter(r::AXI_ERRORS_LO_OFFSET), 0u);
     EXPECT_EQ(sim->protocol_report(), "");
   }
+  std::vector<std::string> required = {
+      "sparse", "dense", "int32 output", "int8 output", "int8 output with relu",
+      "K over several chunks", "K not a multiple of the chunk", "N_out over several blocks",
+      "N_out not a multiple of Cols", "tiles shorter than the no-bubble length",
+      "tiles of the no-bubble length", "read back-pressure", "write back-pressure",
+      "several DMA bursts in flight"};
+  if (caps.cols < 8) required.push_back("narrow int8 rows");
+  EXPECT_EQ(coverage.missing(required), std::vector<std::string>{})
+      << "coverage of this run:\n" << coverage.report();
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, TopGemmTest, ::testing::ValuesIn(tb::top_config_names()),
