@@ -24,7 +24,8 @@ void copy_from_device(const AxiMemory& device, HostMemory& host) {
 }  // namespace
 
 TopRunResult run_on_top(TopSim& sim, HostMemory& host, std::uint64_t cmd_address,
-                        std::uint32_t cmd_count, std::uint64_t timeout_cycles) {
+                        std::uint32_t cmd_count, std::uint64_t timeout_cycles,
+                        const std::function<void(std::uint64_t)>& progress) {
   copy_to_device(host, sim.memory());
   sim.write_reg(regs::IRQ_STATUS_OFFSET, regs::IRQ_STATUS_DONE_MASK | regs::IRQ_STATUS_ERROR_MASK);
   sim.write_reg(regs::CMD_BASE_LO_OFFSET, static_cast<std::uint32_t>(cmd_address));
@@ -42,6 +43,7 @@ TopRunResult run_on_top(TopSim& sim, HostMemory& host, std::uint64_t cmd_address
     const auto& monitor = sim.axi_monitor();
     if (monitor.reads_in_flight() + monitor.writes_in_flight() > 0) ++result.dma_busy_cycles;
     sim.step();
+    if (progress && (sim.cycles() - start) % 4096 == 0) progress(sim.cycles() - start);
   }
   result.cycles = sim.cycles() - start;
   sim.wait_idle(timeout_cycles, 4);

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 
 #include "nmsa/host_memory.hpp"
 #include "nmsa/regs.hpp"
@@ -31,8 +32,10 @@ struct TopRunResult {
   }
 };
 
-// Throws std::runtime_error if the IRQ does not come within timeout_cycles.
+// Throws std::runtime_error if the IRQ does not come within timeout_cycles. `progress`, if set,
+// is called every 4096 cycles with the cycles since START.
 TopRunResult run_on_top(TopSim& sim, HostMemory& host, std::uint64_t cmd_address,
-                        std::uint32_t cmd_count, std::uint64_t timeout_cycles);
+                        std::uint32_t cmd_count, std::uint64_t timeout_cycles,
+                        const std::function<void(std::uint64_t)>& progress = {});
 
 }  // namespace nmsa::tb
