@@ -2,6 +2,7 @@
 #include "nmsa/sparse_format.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -90,45 +91,69 @@ bool is_legal_group_meta(std::uint8_t meta, NmPattern p) {
   return true;
 }
 
-CompressedWeights compress(const MatrixI8& w, NmPattern p) {
-  if (const auto bad = find_nm_violation(w, p)) {
-    throw std::invalid_argument("compress: weights are not " + p.name() + " sparse: " +
-                                bad->describe(p));
+namespace {
+
+// The slots of every nonzero mask of one group: which positions are kept (the nonzeros, then the
+// canonical fill with the highest unused positions, PyTorch's choice for 2:4) and the resulting
+// metadata. Masks with more than N nonzeros are marked illegal.
+struct GroupCode {
+  std::array<std::uint8_t, 16> slot{};
+  std::uint8_t meta = 0;
+  bool legal = false;
+};
+
+std::vector<GroupCode> group_codes(NmPattern p) {
+  std::vector<GroupCode> codes(std::size_t{1} << p.m);
+  std::vector<int> slots;
+  for (unsigned mask = 0; mask < codes.size(); ++mask) {
+    GroupCode& code = codes[mask];
+    int free_slots = p.n - __builtin_popcount(mask);
+    if (free_slots < 0) continue;
+    unsigned used = mask;
+    for (int i = p.m - 1; i >= 0 && free_slots > 0; --i) {
+      if (!((used >> i) & 1u)) {
+        used |= 1u << i;
+        --free_slots;
+      }
+    }
+    slots.clear();
+    for (int i = 0; i < p.m; ++i) {
+      if ((used >> i) & 1u) slots.push_back(i);
+    }
+    for (int j = 0; j < p.n; ++j) code.slot[static_cast<std::size_t>(j)] = static_cast<std::uint8_t>(slots[j]);
+    code.meta = encode_group_meta(slots, p);
+    code.legal = true;
   }
+  return codes;
+}
+
+}  // namespace
+
+CompressedWeights compress(const MatrixI8& w, NmPattern p) {
+  require_multiple_of_m(w, p, "compress");
+  const std::vector<GroupCode> codes = group_codes(p);
   const Eigen::Index groups = w.cols() / p.m;
   CompressedWeights c;
   c.pattern = p;
   c.rows = w.rows();
   c.k = w.cols();
-  c.values = MatrixI8::Zero(w.rows(), groups * p.n);
-  c.meta = Matrix<std::uint8_t>::Zero(w.rows(), groups);
-  std::vector<bool> used(static_cast<std::size_t>(p.m));
-  std::vector<int> slots;
+  c.values.resize(w.rows(), groups * p.n);
+  c.meta.resize(w.rows(), groups);
   for (Eigen::Index r = 0; r < w.rows(); ++r) {
-    for (Eigen::Index g = 0; g < groups; ++g) {
-      std::fill(used.begin(), used.end(), false);
-      int free_slots = p.n;
-      for (int i = 0; i < p.m; ++i) {
-        if (w(r, g * p.m + i) != 0) {
-          used[static_cast<std::size_t>(i)] = true;
-          --free_slots;
-        }
+    const std::int8_t* in = w.data() + r * w.cols();
+    std::int8_t* values = c.values.data() + r * c.values.cols();
+    std::uint8_t* meta = c.meta.data() + r * groups;
+    for (Eigen::Index g = 0; g < groups; ++g, in += p.m, values += p.n) {
+      unsigned mask = 0;
+      for (int i = 0; i < p.m; ++i) mask |= static_cast<unsigned>(in[i] != 0) << i;
+      const GroupCode& code = codes[mask];
+      if (!code.legal) {
+        const NmViolation bad{r, g, __builtin_popcount(mask)};
+        throw std::invalid_argument("compress: weights are not " + p.name() + " sparse: " +
+                                    bad.describe(p));
       }
-      // Canonical fill: the highest unused positions (PyTorch's choice for 2:4).
-      for (int i = p.m - 1; i >= 0 && free_slots > 0; --i) {
-        if (!used[static_cast<std::size_t>(i)]) {
-          used[static_cast<std::size_t>(i)] = true;
-          --free_slots;
-        }
-      }
-      slots.clear();
-      for (int i = 0; i < p.m; ++i) {
-        if (used[static_cast<std::size_t>(i)]) slots.push_back(i);
-      }
-      for (int j = 0; j < p.n; ++j) {
-        c.values(r, g * p.n + j) = w(r, g * p.m + slots[static_cast<std::size_t>(j)]);
-      }
-      c.meta(r, g) = encode_group_meta(slots, p);
+      for (int j = 0; j < p.n; ++j) values[j] = in[code.slot[static_cast<std::size_t>(j)]];
+      meta[g] = code.meta;
     }
   }
   return c;
