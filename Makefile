@@ -40,6 +40,8 @@ bench: build
 	$(BUILD_DIR)/nmsa_bench_array --config default --out $(BUILD_DIR)/bench/array.json \
 		--build-times $(BUILD_DIR)/bench/build_times.txt
 	$(BUILD_DIR)/nmsa_bench_top --config default --out $(BUILD_DIR)/bench/top.json
+	$(BUILD_DIR)/nmsa_bench_prune --out $(BUILD_DIR)/bench/prune.json
+	$(BUILD_DIR)/nmsa_bench_runtime $(BUILD_DIR)/bench/runtime.json $(BUILD_DIR)/bench/prune.json
 
 # Re-runs the tests matching TEST (a GoogleTest filter) with FST tracing; traces and GTKWave save
 # files land in build/waves. Open one with: gtkwave build/waves/<test>.gtkw

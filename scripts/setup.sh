@@ -11,6 +11,7 @@ PACKAGES=(
   libeigen3-dev googletest libgtest-dev libbenchmark-dev
   yosys z3
   gtkwave
+  libonnx-dev libprotobuf-dev libonnx-testdata
 )
 
 missing=()

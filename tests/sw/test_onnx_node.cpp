@@ -1,0 +1,1026 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// ONNX input and the layer-by-layer runtime.
+//
+// 1. The ONNX backend node tests of Debian's libonnx-testdata for every operator the runtime
+//    claims (test_gemm_*, test_matmul_*, test_relu, test_add*, test_flatten*, test_reshape*,
+//    test_softmax*, test_matmulinteger, test_qlinearmatmul_*), one GoogleTest per test and mode:
+//    - "host": the model as shipped. Its weights are graph inputs, not constants, so every GEMM
+//      runs on the host (HOST_UNSUPPORTED_CASE), as do Softmax and the rest. Float outputs must
+//      meet the ONNX backend tests' own tolerance, |y - ref| <= 1e-7 + 1e-3 |ref|; integer
+//      outputs must be equal.
+//    - "device" (Gemm, MatMul, MatMulInteger, QLinearMatMul): every input but the first frozen
+//      into a constant, as an exporter stores weights, so the GEMM runs on the device ("small",
+//      4x4 2:4). Integer outputs must be equal to ONNX's (bit-exact). Float outputs go through
+//      the quantization policy of nmsa/runtime.hpp (INT8 per-tensor activations calibrated on the
+//      input, INT8 per-channel weights, INT32 accumulation) and must lie within its worst-case
+//      rounding error, |alpha| * sum_k (|a| s_w/2 + |b| s_x/2 + s_x s_w/4), plus 1e-5 of the
+//      magnitudes for float rounding: a rtol/atol pair cannot express an error that scales with
+//      sum |a||b| rather than with |y|, and this bound is what the policy guarantees.
+//    A missing data directory fails (never skips) and names the package to install.
+// 2. Loader errors (missing, empty, garbage, truncated, mistyped, unsupported files) are
+//    std::runtime_error naming the file; randomly corrupted models never crash.
+// 3. The placement matrix: an N:M weight runs sparse, a dense one falls back to dense mode, an
+//    unsupported operator to the host, Add(bias) and Relu fuse, every fallback is counted; the
+//    integer paths are bit-exact for random operands and zero points.
+#include <fnmatch.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nmsa/device.hpp"
+#include "nmsa/epilogue.hpp"
+#include "nmsa/onnx_model.hpp"
+#include "nmsa/runtime.hpp"
+#include "nmsa/sparse_format.hpp"
+
+namespace nmsa {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* DEVICE_CONFIG = "small";
+constexpr double ONNX_RTOL = 1e-3;
+constexpr double ONNX_ATOL = 1e-7;
+
+std::uint64_t test_seed(std::uint64_t fallback) {
+  const char* env = std::getenv("NMSA_SEED");
+  const std::uint64_t seed =
+      env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10) : fallback;
+  std::cout << "[   seed   ] " << seed << " (re-run with NMSA_SEED=" << seed << ")\n";
+  return seed;
+}
+
+std::string seed_note(std::uint64_t seed) {
+  return "seed " + std::to_string(seed) + " (re-run with NMSA_SEED=" + std::to_string(seed) + ")";
+}
+
+// --- The ONNX backend node tests --------------------------------------------------------------
+
+std::string node_test_root() {
+  const char* env = std::getenv("NMSA_ONNX_NODE_DIR");
+  return env != nullptr && *env != '\0' ? env : "/usr/share/libonnx-testdata/data/node";
+}
+
+const std::vector<std::string>& claimed_patterns() {
+  static const std::vector<std::string> p{
+      "test_gemm_*",   "test_matmul_*",      "test_relu",
+      "test_add*",     "test_flatten*",      "test_reshape*",
+      "test_softmax*", "test_matmulinteger", "test_qlinearmatmul_*"};
+  return p;
+}
+
+struct NodeCase {
+  std::string name;  // directory name; empty when the data is missing
+  std::string dir;
+  bool device = false;
+};
+
+std::string param_name(const ::testing::TestParamInfo<NodeCase>& info) {
+  if (info.param.name.empty()) return "data_missing";
+  return info.param.name + (info.param.device ? "_device" : "_host");
+}
+
+bool has_device_path(const std::string& name) {
+  return name.rfind("test_gemm_", 0) == 0 || name.rfind("test_matmul", 0) == 0 ||
+         name.rfind("test_qlinearmatmul_", 0) == 0;
+}
+
+std::vector<NodeCase> discover_node_tests() {
+  std::vector<NodeCase> cases;
+  std::error_code ec;
+  const fs::path root = node_test_root();
+  if (!fs::is_directory(root, ec)) return {NodeCase{}};
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    for (const std::string& p : claimed_patterns()) {
+      if (fnmatch(p.c_str(), name.c_str(), 0) == 0) {
+        names.push_back(name);
+        break;
+      }
+    }
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    const std::string dir = (root / name).string();
+    cases.push_back(NodeCase{name, dir, false});
+    if (has_device_path(name)) cases.push_back(NodeCase{name, dir, true});
+  }
+  if (cases.empty()) return {NodeCase{}};
+  return cases;
+}
+
+std::string missing_data_message() {
+  return "the ONNX backend node tests are not at " + node_test_root() +
+         ": install Debian's libonnx-testdata (apt-get install libonnx-testdata, or "
+         "scripts/setup.sh), or point NMSA_ONNX_NODE_DIR at a copy of onnx/backend/test/data/node";
+}
+
+TEST(OnnxNodeData, IsInstalledWithEveryClaimedOperator) {
+  const fs::path root = node_test_root();
+  std::error_code ec;
+  ASSERT_TRUE(fs::is_directory(root, ec)) << missing_data_message();
+  for (const std::string& p : claimed_patterns()) {
+    int found = 0;
+    for (const auto& entry : fs::directory_iterator(root, ec)) {
+      found += fnmatch(p.c_str(), entry.path().filename().c_str(), 0) == 0;
+    }
+    EXPECT_GT(found, 0) << "no node test matches " << p << " under " << root << "; "
+                        << missing_data_message();
+  }
+}
+
+struct DataSet {
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+};
+
+std::vector<DataSet> load_data_sets(const std::string& dir) {
+  std::vector<std::string> set_dirs;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_directory() && entry.path().filename().string().rfind("test_data_set_", 0) == 0) {
+      set_dirs.push_back(entry.path().string());
+    }
+  }
+  std::sort(set_dirs.begin(), set_dirs.end());
+  std::vector<DataSet> sets;
+  for (const std::string& s : set_dirs) {
+    DataSet d;
+    for (int i = 0;; ++i) {
+      const std::string f = s + "/input_" + std::to_string(i) + ".pb";
+      if (!fs::exists(f)) break;
+      d.inputs.push_back(load_onnx_tensor(f).tensor);
+    }
+    for (int i = 0;; ++i) {
+      const std::string f = s + "/output_" + std::to_string(i) + ".pb";
+      if (!fs::exists(f)) break;
+      d.outputs.push_back(load_onnx_tensor(f).tensor);
+    }
+    sets.push_back(std::move(d));
+  }
+  return sets;
+}
+
+float at(const Tensor& t, std::int64_t i) { return t.floats[static_cast<std::size_t>(i)]; }
+
+Tensor transpose(const Tensor& t) {
+  Tensor out = t;
+  const std::int64_t r = t.shape[0], c = t.shape[1];
+  out.shape = {c, r};
+  for (std::int64_t i = 0; i < r; ++i) {
+    for (std::int64_t j = 0; j < c; ++j) {
+      out.floats[static_cast<std::size_t>(j * r + i)] = at(t, i * c + j);
+    }
+  }
+  return out;
+}
+
+// The quantization policy's worst-case error of every output element of alpha * A * B + beta * C
+// (A [..., M, K], B [K, N] or with A's batch dimensions), plus float rounding slack.
+std::vector<double> quantized_error_bound(const Tensor& a, const Tensor& b, double alpha,
+                                          const Tensor* c_broadcast, double beta) {
+  const std::int64_t k = a.shape.back();
+  const std::int64_t m = a.rank() >= 2 ? a.shape[a.shape.size() - 2] : 1;
+  const std::int64_t n = b.shape.back();
+  const std::int64_t batches = a.size() / (m * k);
+  const std::int64_t b_batches = b.size() / (k * n);
+  double max_a = 0;
+  for (const float v : a.floats) max_a = std::max(max_a, std::abs(double{v}));
+  const double sx = max_a > 0 ? max_a / 127 : 1;
+  std::vector<double> bound(static_cast<std::size_t>(batches * m * n));
+  for (std::int64_t t = 0; t < batches; ++t) {
+    const std::int64_t bt = b_batches == 1 ? 0 : t;
+    for (std::int64_t j = 0; j < n; ++j) {
+      double max_w = 0;
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        max_w = std::max(max_w, std::abs(double{at(b, bt * k * n + kk * n + j)}));
+      }
+      const double sw = max_w > 0 ? max_w / 127 : 1;
+      for (std::int64_t i = 0; i < m; ++i) {
+        double q = 0, mag = 0;
+        for (std::int64_t kk = 0; kk < k; ++kk) {
+          const double x = std::abs(double{at(a, t * m * k + i * k + kk)});
+          const double w = std::abs(double{at(b, bt * k * n + kk * n + j)});
+          q += x * sw / 2 + w * sx / 2 + sx * sw / 4;
+          mag += x * w;
+        }
+        const std::int64_t o = t * m * n + i * n + j;
+        const double cval = c_broadcast ? std::abs(beta * at(*c_broadcast, o)) : 0.0;
+        bound[static_cast<std::size_t>(o)] =
+            std::abs(alpha) * q + 1e-5 * (std::abs(alpha) * mag + cval) + 1e-6;
+      }
+    }
+  }
+  return bound;
+}
+
+// C broadcast to [M, N] the numpy way (Gemm's C is a scalar, [N], [1, N], [M, 1] or [M, N]).
+Tensor broadcast_c(const Tensor& c, std::int64_t m, std::int64_t n) {
+  Tensor out = Tensor::zeros(ElementType::FLOAT, {m, n});
+  const std::int64_t cr = c.rank() >= 2 ? c.shape[c.shape.size() - 2] : 1;
+  const std::int64_t cc = c.rank() >= 1 ? c.shape.back() : 1;
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      out.floats[static_cast<std::size_t>(i * n + j)] =
+          at(c, (cr == 1 ? 0 : i) * cc + (cc == 1 ? 0 : j));
+    }
+  }
+  return out;
+}
+
+// The error bound of a float node test's GEMM run on the device.
+std::vector<double> device_bound(const Node& node, const std::vector<Tensor>& in) {
+  if (node.op_type == "MatMul") return quantized_error_bound(in[0], in[1], 1.0, nullptr, 0.0);
+  // Gemm
+  const Tensor a = node.attr_int("transA", 0) != 0 ? transpose(in[0]) : in[0];
+  const Tensor b = node.attr_int("transB", 0) != 0 ? transpose(in[1]) : in[1];
+  const double alpha = node.attr_float("alpha", 1.0f), beta = node.attr_float("beta", 1.0f);
+  if (in.size() > 2) {
+    const Tensor c = broadcast_c(in[2], a.shape[0], b.shape[1]);
+    return quantized_error_bound(a, b, alpha, &c, beta);
+  }
+  return quantized_error_bound(a, b, alpha, nullptr, 0.0);
+}
+
+class OnnxNodeTest : public ::testing::TestWithParam<NodeCase> {};
+
+TEST_P(OnnxNodeTest, MatchesReference) {
+  const NodeCase& c = GetParam();
+  ASSERT_FALSE(c.name.empty()) << missing_data_message();
+  const Graph shipped = load_onnx_model(c.dir + "/model.onnx");
+  const std::vector<DataSet> sets = load_data_sets(c.dir);
+  ASSERT_FALSE(sets.empty()) << c.dir << " has no test_data_set_*";
+  ASSERT_EQ(shipped.nodes.size() >= 1, true);
+  const Node* gemm = nullptr;
+  for (const Node& n : shipped.nodes) {
+    if (n.op_type == "Gemm" || n.op_type == "MatMul" || n.op_type == "MatMulInteger" ||
+        n.op_type == "QLinearMatMul") {
+      gemm = &n;
+    }
+  }
+
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    SCOPED_TRACE(c.dir + " test_data_set_" + std::to_string(s) +
+                 (c.device ? " on the device" : " on the host"));
+    const DataSet& d = sets[s];
+    ASSERT_EQ(d.inputs.size(), shipped.inputs.size());
+    ASSERT_EQ(d.outputs.size(), shipped.outputs.size());
+    Graph g = shipped;
+    std::map<std::string, Tensor> feed;
+    for (std::size_t i = 0; i < d.inputs.size(); ++i) {
+      if (c.device && i > 0) {
+        g.freeze_input(shipped.inputs[i].name, d.inputs[i]);
+      } else {
+        feed[shipped.inputs[i].name] = d.inputs[i];
+      }
+    }
+    const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+    Runtime rt(g, *dev);
+    const PlacementCounts counts = rt.counts();
+    if (gemm != nullptr) {
+      const LayerReport& l = rt.layer(gemm->name);
+      if (c.device) {
+        EXPECT_NE(l.placement, Placement::HOST) << rt.describe();
+      } else {
+        EXPECT_EQ(l.placement, Placement::HOST) << rt.describe();
+        EXPECT_EQ(l.fallback, Fallback::HOST_UNSUPPORTED_CASE) << rt.describe();
+        EXPECT_EQ(counts.host_unsupported_case, 1u);
+      }
+    }
+    if (c.name.rfind("test_softmax", 0) == 0) {
+      EXPECT_GE(counts.host_unsupported_op, 1u) << rt.describe();
+    }
+
+    std::map<std::string, Tensor> out;
+    ASSERT_NO_THROW(out = rt.run(feed)) << rt.describe();
+    for (std::size_t o = 0; o < d.outputs.size(); ++o) {
+      const std::string& name = shipped.outputs[o].name;
+      ASSERT_EQ(out.count(name), 1u) << name;
+      const Tensor& y = out.at(name);
+      const Tensor& ref = d.outputs[o];
+      ASSERT_EQ(y.type, ref.type) << name << ": " << y.describe() << " vs " << ref.describe();
+      ASSERT_EQ(y.shape, ref.shape) << name << ": " << y.describe() << " vs " << ref.describe();
+      if (!ref.is_float()) {
+        EXPECT_EQ(y.ints, ref.ints) << name << " must be bit-exact";
+        continue;
+      }
+      const bool quantized = c.device && gemm != nullptr;
+      const std::vector<double> bound =
+          quantized ? device_bound(*gemm, d.inputs) : std::vector<double>{};
+      double worst = 0, max_err = 0, max_ref = 0;
+      int bad = 0;
+      for (std::size_t i = 0; i < ref.floats.size(); ++i) {
+        const double e = ref.floats[i], v = y.floats[i];
+        if (std::isnan(e) && std::isnan(v)) continue;
+        const double tol = quantized ? bound[i] : ONNX_ATOL + ONNX_RTOL * std::abs(e);
+        const double err = std::abs(v - e);
+        worst = std::max(worst, err / tol);
+        max_err = std::max(max_err, err);
+        max_ref = std::max(max_ref, std::abs(e));
+        if (!(err <= tol) && bad++ < 5) {
+          ADD_FAILURE() << name << "[" << i << "] = " << v << ", expected " << e << " (error "
+                        << err << ", tolerance " << tol << ")";
+        }
+      }
+      std::cout << "[  error   ] " << c.name << (c.device ? " device" : " host")
+                << ": worst error / tolerance = " << worst
+                << ", max error / max |ref| = " << (max_ref > 0 ? max_err / max_ref : 0.0) << "\n";
+    }
+    if (c.device && gemm != nullptr) {
+      EXPECT_GE(rt.layer(gemm->name).device.programs, 1u) << "the GEMM never reached the device";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backend, OnnxNodeTest, ::testing::ValuesIn(discover_node_tests()),
+                         param_name);
+
+// --- Building models for the tests ------------------------------------------------------------
+
+onnx::TensorProto tensor_proto(const std::string& name, const Tensor& t) {
+  onnx::TensorProto p;
+  p.set_name(name);
+  for (const std::int64_t d : t.shape) p.add_dims(d);
+  switch (t.type) {
+    case ElementType::FLOAT:
+      p.set_data_type(onnx::TensorProto::FLOAT);
+      break;
+    case ElementType::UINT8:
+      p.set_data_type(onnx::TensorProto::UINT8);
+      break;
+    case ElementType::INT8:
+      p.set_data_type(onnx::TensorProto::INT8);
+      break;
+    case ElementType::INT32:
+      p.set_data_type(onnx::TensorProto::INT32);
+      break;
+    case ElementType::INT64:
+      p.set_data_type(onnx::TensorProto::INT64);
+      break;
+    default:
+      throw std::invalid_argument("tensor_proto: type not used by the tests");
+  }
+  if (t.is_float()) {
+    for (const float v : t.floats) p.add_float_data(v);
+  } else if (t.type == ElementType::INT64) {
+    for (const std::int64_t v : t.ints) p.add_int64_data(v);
+  } else {
+    for (const std::int64_t v : t.ints) p.add_int32_data(static_cast<std::int32_t>(v));
+  }
+  return p;
+}
+
+class ModelBuilder {
+ public:
+  ModelBuilder() {
+    model_.set_ir_version(8);
+    auto* op = model_.add_opset_import();
+    op->set_domain("");
+    op->set_version(13);
+    model_.mutable_graph()->set_name("test");
+  }
+  ModelBuilder& input(const std::string& name, int elem_type,
+                      const std::vector<std::int64_t>& dims) {
+    auto* v = model_.mutable_graph()->add_input();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem_type);
+    for (const std::int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    return *this;
+  }
+  ModelBuilder& output(const std::string& name) {
+    model_.mutable_graph()->add_output()->set_name(name);
+    return *this;
+  }
+  ModelBuilder& constant(const std::string& name, const Tensor& t) {
+    *model_.mutable_graph()->add_initializer() = tensor_proto(name, t);
+    return *this;
+  }
+  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs, const std::string& name) {
+    auto* n = model_.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const auto& i : inputs) n->add_input(i);
+    for (const auto& o : outputs) n->add_output(o);
+    return n;
+  }
+  static void attr_int(onnx::NodeProto* n, const std::string& name, std::int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  std::string bytes() const { return model_.SerializeAsString(); }
+  Graph graph(const std::string& source = "test model") const {
+    return parse_onnx_model(bytes(), source);
+  }
+  onnx::ModelProto& proto() { return model_; }
+
+ private:
+  onnx::ModelProto model_;
+};
+
+std::string write_temp(const std::string& name, const std::string& bytes) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "nmsa_onnx";
+  fs::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no std::runtime_error)";
+}
+
+Tensor random_float(const std::vector<std::int64_t>& shape, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  Tensor t = Tensor::zeros(ElementType::FLOAT, shape);
+  for (float& v : t.floats) v = d(rng);
+  return t;
+}
+
+// A float weight [K x N] whose columns (output channels) are 2:4 along K.
+Tensor sparse_weight_kn(std::int64_t k, std::int64_t n, std::mt19937_64& rng) {
+  Tensor w = random_float({k, n}, rng);
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t g = 0; g < k; g += 4) {
+      // keep two positions of each group of four: zero the others
+      std::vector<std::int64_t> pos{0, 1, 2, 3};
+      std::shuffle(pos.begin(), pos.end(), rng);
+      for (int z = 0; z < 2; ++z) {
+        if (g + pos[static_cast<std::size_t>(z)] < k) {
+          w.floats[static_cast<std::size_t>((g + pos[static_cast<std::size_t>(z)]) * n + j)] = 0.0f;
+        }
+      }
+    }
+  }
+  return w;
+}
+
+std::vector<float> float_matmul(const Tensor& a, const Tensor& b) {
+  const std::int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+  std::vector<float> y(static_cast<std::size_t>(m * n));
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::int64_t kk = 0; kk < k; ++kk) s += double{at(a, i * k + kk)} * at(b, kk * n + j);
+      y[static_cast<std::size_t>(i * n + j)] = static_cast<float>(s);
+    }
+  }
+  return y;
+}
+
+// --- Loader errors ----------------------------------------------------------------------------
+
+std::string gemm_model_bytes() {
+  ModelBuilder b;
+  b.input("a", onnx::TensorProto::FLOAT, {2, 3}).output("y");
+  Tensor w = Tensor::zeros(ElementType::FLOAT, {3, 4});
+  b.constant("w", w);
+  b.node("MatMul", {"a", "w"}, {"y"}, "mm");
+  return b.bytes();
+}
+
+TEST(OnnxLoader, ReadsNodesInitializersAndAttributes) {
+  ModelBuilder b;
+  b.input("a", onnx::TensorProto::FLOAT, {2, 3}).output("y");
+  b.constant("w", Tensor::make_float({4, 3}, std::vector<float>(12, 0.5f)));
+  ModelBuilder::attr_int(b.node("Gemm", {"a", "w"}, {"y"}, "fc"), "transB", 1);
+  const Graph g = parse_onnx_model(b.bytes(), "fc.onnx");
+  EXPECT_EQ(g.opset, 13);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op_type, "Gemm");
+  EXPECT_EQ(g.nodes[0].attr_int("transB", 0), 1);
+  EXPECT_EQ(g.nodes[0].attr_float("alpha", 1.0f), 1.0f);
+  ASSERT_EQ(g.inputs.size(), 1u);
+  EXPECT_EQ(g.inputs[0].type, ElementType::FLOAT);
+  EXPECT_EQ(*g.inputs[0].shape, (std::vector<std::int64_t>{2, 3}));
+  ASSERT_TRUE(g.is_constant("w"));
+  EXPECT_EQ(g.initializers.at("w").describe(), "float[4x3]");
+  {
+    const std::string e = error_of([&] { g.nodes[0].attr_ints("transB"); });
+    EXPECT_NE(e.find("Gemm node 'fc'"), std::string::npos) << e;
+  }
+}
+
+TEST(OnnxLoader, CorruptOrUnreadableFilesAreErrorsNamingTheFile) {
+  const std::string good = gemm_model_bytes();
+  struct Bad {
+    std::string name;
+    std::string bytes;
+    std::string expect;
+  };
+  std::vector<Bad> bad{
+      {"empty.onnx", "", "empty"},
+      {"garbage.onnx", "this is not a protobuf \xff\xff\xff\xff\xff\xff\xff", "not an ONNX model"},
+      {"truncated.onnx", good.substr(0, good.size() / 2), "not an ONNX model"},
+      {"tensor.onnx", tensor_proto("t", Tensor::make_float({2}, {1, 2})).SerializeAsString(),
+       "not an ONNX model"},
+  };
+  for (const Bad& b : bad) {
+    const std::string path = write_temp(b.name, b.bytes);
+    const std::string e = error_of([&] { load_onnx_model(path); });
+    EXPECT_NE(e.find(path), std::string::npos) << b.name << ": " << e;
+    EXPECT_NE(e.find(b.expect), std::string::npos) << b.name << ": " << e;
+  }
+  const std::string missing = error_of([] { load_onnx_model("/nonexistent/model.onnx"); });
+  EXPECT_NE(missing.find("/nonexistent/model.onnx: cannot read"), std::string::npos) << missing;
+  const std::string dir = error_of([] { load_onnx_model(::testing::TempDir()); });
+  EXPECT_NE(dir.find("not a regular file"), std::string::npos) << dir;
+  const std::string tensor = error_of([] { load_onnx_tensor("/nonexistent/input_0.pb"); });
+  EXPECT_NE(tensor.find("/nonexistent/input_0.pb"), std::string::npos) << tensor;
+}
+
+TEST(OnnxLoader, TensorsWhoseDataDoesNotMatchAreErrors) {
+  // raw_data too short for the shape, in a .pb file and as an initializer.
+  onnx::TensorProto t;
+  t.set_name("x");
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(2);
+  t.add_dims(3);
+  t.set_raw_data(std::string(5 * 4, '\0'));
+  const std::string path = write_temp("short.pb", t.SerializeAsString());
+  std::string e = error_of([&] { load_onnx_tensor(path); });
+  EXPECT_NE(e.find(path), std::string::npos) << e;
+  EXPECT_NE(e.find("needs 6 elements"), std::string::npos) << e;
+
+  ModelBuilder b;
+  b.input("a", onnx::TensorProto::FLOAT, {2, 2}).output("y");
+  *b.proto().mutable_graph()->add_initializer() = t;
+  b.node("MatMul", {"a", "x"}, {"y"}, "mm");
+  e = error_of([&] { b.graph("short_init.onnx"); });
+  EXPECT_NE(e.find("short_init.onnx: initializer 'x'"), std::string::npos) << e;
+
+  // Unsupported element type, external data, values out of range, negative dimension.
+  onnx::TensorProto d;
+  d.set_data_type(onnx::TensorProto::DOUBLE);
+  d.add_dims(1);
+  d.add_double_data(1.0);
+  e = error_of([&] { parse_onnx_tensor(d.SerializeAsString(), "double.pb"); });
+  EXPECT_NE(e.find("double.pb: element type DOUBLE is not supported"), std::string::npos) << e;
+
+  onnx::TensorProto x;
+  x.set_data_type(onnx::TensorProto::FLOAT);
+  x.add_dims(1);
+  x.set_data_location(onnx::TensorProto::EXTERNAL);
+  e = error_of([&] { parse_onnx_tensor(x.SerializeAsString(), "external.pb"); });
+  EXPECT_NE(e.find("external tensor data is not supported"), std::string::npos) << e;
+
+  onnx::TensorProto u;
+  u.set_data_type(onnx::TensorProto::UINT8);
+  u.add_dims(1);
+  u.add_int32_data(300);
+  e = error_of([&] { parse_onnx_tensor(u.SerializeAsString(), "range.pb"); });
+  EXPECT_NE(e.find("outside the range of uint8"), std::string::npos) << e;
+
+  onnx::TensorProto n;
+  n.set_data_type(onnx::TensorProto::FLOAT);
+  n.add_dims(-2);
+  e = error_of([&] { parse_onnx_tensor(n.SerializeAsString(), "negative.pb"); });
+  EXPECT_NE(e.find("negative dimension"), std::string::npos) << e;
+}
+
+TEST(OnnxLoader, RandomlyCorruptedModelsNeverCrash) {
+  const std::uint64_t seed = test_seed(11);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::string good = gemm_model_bytes();
+  int loaded = 0, rejected = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string bytes = good;
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) {
+      bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    }
+    if (rng() % 4 == 0) bytes.resize(rng() % bytes.size());
+    try {
+      const Graph g = parse_onnx_model(bytes, "corrupt.onnx");
+      const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+      Runtime rt(g, *dev);
+      ++loaded;
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("corrupt.onnx", 0), 0u) << e.what();
+      ++rejected;
+    }
+  }
+  EXPECT_EQ(loaded + rejected, 300);
+  EXPECT_GT(rejected, 0);
+}
+
+// --- Graph validation -------------------------------------------------------------------------
+
+TEST(Runtime, MalformedGraphsAndUnknownOperatorsAreErrorsNamingTheNode) {
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  {
+    ModelBuilder b;
+    b.input("a", onnx::TensorProto::FLOAT, {2}).output("y");
+    b.node("Relu", {"nowhere"}, {"y"}, "r");
+    const std::string e = error_of([&] { Runtime(b.graph("m.onnx"), *dev); });
+    EXPECT_NE(e.find("m.onnx: Relu node 'r' reads 'nowhere'"), std::string::npos) << e;
+  }
+  {
+    ModelBuilder b;
+    b.input("a", onnx::TensorProto::FLOAT, {2}).output("y");
+    b.node("Add", {"a", "z"}, {"y"}, "p");
+    b.node("Relu", {"y"}, {"z"}, "q");
+    const std::string e = error_of([&] { Runtime(b.graph("cycle.onnx"), *dev); });
+    EXPECT_NE(e.find("cycle"), std::string::npos) << e;
+  }
+  {
+    ModelBuilder b;
+    b.input("a", onnx::TensorProto::FLOAT, {1, 1, 4, 4}).output("y");
+    b.node("MaxPool", {"a"}, {"y"}, "pool");
+    const std::string e = error_of([&] { Runtime(b.graph("pool.onnx"), *dev); });
+    EXPECT_NE(e.find("pool.onnx: MaxPool node 'pool': operator not supported"), std::string::npos)
+        << e;
+  }
+  {
+    ModelBuilder b;
+    b.input("a", onnx::TensorProto::FLOAT, {2}).output("y");
+    b.node("Relu", {"a"}, {"y"}, "r1");
+    b.node("Relu", {"a"}, {"y"}, "r2");
+    const std::string e = error_of([&] { Runtime(b.graph("dup.onnx"), *dev); });
+    EXPECT_NE(e.find("writes 'y'"), std::string::npos) << e;
+  }
+  {  // wrong input type and shape at run time
+    ModelBuilder b;
+    b.input("a", onnx::TensorProto::FLOAT, {2}).output("y");
+    b.node("Relu", {"a"}, {"y"}, "r");
+    Runtime rt(b.graph("in.onnx"), *dev);
+    std::string e = error_of([&] { rt.run({{"a", Tensor::make_float({3}, {1, 2, 3})}}); });
+    EXPECT_NE(e.find("in.onnx: input 'a' is float[3], the model declares shape [2]"),
+              std::string::npos)
+        << e;
+    e = error_of([&] { rt.run({}); });
+    EXPECT_NE(e.find("input 'a' is missing"), std::string::npos) << e;
+  }
+}
+
+// --- Placement and fallbacks ------------------------------------------------------------------
+
+TEST(Runtime, NmWeightRunsSparseAndFusesBiasAndRelu) {
+  const std::uint64_t seed = test_seed(3);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::int64_t m = 5, k = 18, n = 7;  // K and N not multiples of the array
+  const Tensor w_kn = sparse_weight_kn(k, n, rng);
+  // Gemm with transB = 1: the weight is stored [N x K] as PyTorch's Linear has it.
+  Tensor w_nk = w_kn;
+  w_nk.shape = {n, k};
+  for (std::int64_t i = 0; i < k; ++i) {
+    for (std::int64_t j = 0; j < n; ++j)
+      w_nk.floats[static_cast<std::size_t>(j * k + i)] = at(w_kn, i * n + j);
+  }
+  const Tensor bias = random_float({n}, rng);
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {m, k}).output("y");
+  b.constant("w", w_nk).constant("bias", bias);
+  ModelBuilder::attr_int(b.node("Gemm", {"x", "w"}, {"h"}, "fc"), "transB", 1);
+  b.node("Add", {"h", "bias"}, {"hb"}, "add_bias");
+  b.node("Relu", {"hb"}, {"y"}, "act");
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  Runtime rt(b.graph(), *dev);
+  const LayerReport& fc = rt.layer("fc");
+  EXPECT_EQ(fc.placement, Placement::DEVICE_SPARSE) << rt.describe();
+  EXPECT_EQ(fc.fallback, Fallback::NONE);
+  EXPECT_EQ(fc.fused_nodes, (std::vector<std::string>{"add_bias", "act"}));
+  EXPECT_EQ(rt.layer("add_bias").fused_into, "fc");
+  EXPECT_EQ(rt.layer("act").fused_into, "fc");
+  const PlacementCounts c = rt.counts();
+  EXPECT_EQ(c.device_sparse, 1u);
+  EXPECT_EQ(c.fused, 2u);
+  EXPECT_EQ(c.fallbacks(), 0u) << rt.describe();
+
+  const Tensor x = random_float({m, k}, rng);
+  const Tensor y = rt.run({{"x", x}}).at("y");
+  ASSERT_EQ(y.shape, (std::vector<std::int64_t>{m, n}));
+  const std::vector<float> ref = float_matmul(x, w_kn);
+  const std::vector<double> bound = quantized_error_bound(x, w_kn, 1.0, nullptr, 0.0);
+  for (std::int64_t i = 0; i < m * n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const double expect = std::max(0.0, double{ref[u]} + at(bias, i % n));
+    EXPECT_NEAR(y.floats[u], expect, bound[u]) << "element " << i;
+  }
+  EXPECT_EQ(rt.layer("fc").device.programs, 1u);
+  EXPECT_GT(rt.layer("fc").device.tiles_sparse, 0u);
+  EXPECT_EQ(rt.layer("fc").device.tiles_dense, 0u);
+}
+
+TEST(Runtime, NonNmWeightFallsBackToDenseAndIsCounted) {
+  const std::uint64_t seed = test_seed(4);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::int64_t m = 3, k = 16, n = 6;
+  const Tensor w = random_float({k, n}, rng);  // dense: every group has 4 nonzeros
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {m, k}).output("y");
+  b.constant("w", w);
+  b.node("MatMul", {"x", "w"}, {"y"}, "mm");
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  Runtime rt(b.graph(), *dev);
+  const LayerReport& l = rt.layer("mm");
+  EXPECT_EQ(l.placement, Placement::DEVICE_DENSE);
+  EXPECT_EQ(l.fallback, Fallback::DENSE_WEIGHT);
+  EXPECT_NE(l.reason.find("not 2:4 sparse"), std::string::npos) << l.reason;
+  const PlacementCounts c = rt.counts();
+  EXPECT_EQ(c.device_dense, 1u);
+  EXPECT_EQ(c.dense_fallbacks, 1u);
+  EXPECT_EQ(c.fallbacks(), 1u);
+  EXPECT_NE(rt.describe().find("fallbacks: 1 (dense weight 1"), std::string::npos) << rt.describe();
+
+  const Tensor x = random_float({m, k}, rng);
+  const Tensor y = rt.run({{"x", x}}).at("y");
+  const std::vector<float> ref = float_matmul(x, w);
+  const std::vector<double> bound = quantized_error_bound(x, w, 1.0, nullptr, 0.0);
+  for (std::size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(y.floats[i], ref[i], bound[i]) << i;
+  EXPECT_GT(l.device.tiles_dense, 0u);
+  EXPECT_EQ(l.device.tiles_sparse, 0u);
+
+  // A sparse weight with sparse mode switched off is a dense fallback too.
+  ModelBuilder s;
+  s.input("x", onnx::TensorProto::FLOAT, {m, k}).output("y");
+  s.constant("w", sparse_weight_kn(k, n, rng));
+  s.node("MatMul", {"x", "w"}, {"y"}, "mm");
+  RuntimeOptions o;
+  o.allow_sparse = false;
+  Runtime forced(s.graph(), *dev, o);
+  EXPECT_EQ(forced.layer("mm").placement, Placement::DEVICE_DENSE);
+  EXPECT_EQ(forced.counts().dense_fallbacks, 1u);
+}
+
+TEST(Runtime, UnsupportedOperatorsRunOnTheHostAndAreCounted) {
+  const std::uint64_t seed = test_seed(5);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::int64_t m = 4, k = 8, n = 5;
+  const Tensor w = sparse_weight_kn(k, n, rng);
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {m, k}).output("p");
+  b.constant("w", w);
+  b.constant("shape", Tensor::make_int(ElementType::INT64, {2}, {m, -1}));
+  b.node("Flatten", {"x"}, {"xf"}, "flat");
+  b.node("MatMul", {"xf", "w"}, {"h"}, "mm");
+  b.node("Softmax", {"h"}, {"s"}, "softmax");
+  b.node("Relu", {"s"}, {"r"}, "late_relu");  // nothing on the device to fuse into
+  b.node("Reshape", {"r", "shape"}, {"p"}, "reshape");
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  Runtime rt(b.graph(), *dev);
+  EXPECT_EQ(rt.layer("mm").placement, Placement::DEVICE_SPARSE);
+  EXPECT_EQ(rt.layer("softmax").placement, Placement::HOST);
+  EXPECT_EQ(rt.layer("softmax").fallback, Fallback::HOST_UNSUPPORTED_OP);
+  EXPECT_EQ(rt.layer("late_relu").fallback, Fallback::HOST_UNFUSED);
+  EXPECT_EQ(rt.layer("flat").fallback, Fallback::NONE);
+  EXPECT_EQ(rt.layer("reshape").fallback, Fallback::NONE);
+  const PlacementCounts c = rt.counts();
+  EXPECT_EQ(c.device_sparse, 1u);
+  EXPECT_EQ(c.host, 4u);
+  EXPECT_EQ(c.shape_ops, 2u);
+  EXPECT_EQ(c.host_unsupported_op, 1u);
+  EXPECT_EQ(c.host_unfused, 1u);
+  EXPECT_EQ(c.host_fallbacks(), 2u);
+  EXPECT_EQ(c.fallbacks(), 2u) << rt.describe();
+
+  const Tensor x = random_float({m, k}, rng);
+  const Tensor p = rt.run({{"x", x}}).at("p");
+  ASSERT_EQ(p.shape, (std::vector<std::int64_t>{m, n}));
+  for (std::int64_t i = 0; i < m; ++i) {
+    double sum = 0;
+    for (std::int64_t j = 0; j < n; ++j) sum += at(p, i * n + j);
+    EXPECT_NEAR(sum, 1.0, 1e-5) << "row " << i;
+  }
+}
+
+TEST(Runtime, ConstantNodeWeightsAndFrozenInputsAreConstants) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 4}).input("w2", onnx::TensorProto::FLOAT, {2, 2});
+  b.output("y");
+  auto* c = b.node("Constant", {}, {"w"}, "weight");
+  auto* a = c->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  *a->mutable_t() = tensor_proto("", Tensor::make_float({4, 2}, {1, 0, 0, 1, 0, 0, 0, 0}));
+  b.node("MatMul", {"x", "w"}, {"h"}, "mm1");
+  b.node("MatMul", {"h", "w2"}, {"y"}, "mm2");
+  Graph g = b.graph();
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  {
+    Runtime rt(g, *dev);
+    EXPECT_EQ(rt.layer("mm1").placement, Placement::DEVICE_SPARSE) << rt.describe();
+    EXPECT_EQ(rt.layer("mm2").fallback, Fallback::HOST_UNSUPPORTED_CASE) << rt.describe();
+  }
+  EXPECT_THROW(g.freeze_input("nope", Tensor::make_float({}, {0})), std::invalid_argument);
+  g.freeze_input("w2", Tensor::make_float({2, 2}, {2, 0, 0, 2}));
+  EXPECT_TRUE(g.is_constant("w2"));
+  ASSERT_EQ(g.inputs.size(), 1u);
+  Runtime rt(g, *dev);
+  EXPECT_EQ(rt.layer("mm2").placement, Placement::DEVICE_SPARSE) << rt.describe();
+  // Weights that INT8 represents exactly and inputs in multiples of max/127: an exact result.
+  const Tensor y =
+      rt.run({{"x", Tensor::make_float({2, 4}, {127, -64, 3, 5, 1, 2, -127, 0})}}).at("y");
+  EXPECT_EQ(y.floats, (std::vector<float>{254, -128, 2, 4}));
+}
+
+TEST(Runtime, SoftmaxBeforeOpset13NormalizesTheFlattenedTrailingDimensions) {
+  ModelBuilder b;
+  b.proto().mutable_opset_import(0)->set_version(11);
+  b.input("x", onnx::TensorProto::FLOAT, {2, 2, 2}).output("y");
+  b.node("Softmax", {"x"}, {"y"}, "sm");  // axis 1: rows of 4 = 2 x 2
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  Runtime rt(b.graph(), *dev);
+  const Tensor y = rt.run({{"x", Tensor::make_float({2, 2, 2}, {0, 0, 0, 0, 1, 1, 1, 1})}}).at("y");
+  for (const float v : y.floats) EXPECT_FLOAT_EQ(v, 0.25f);
+}
+
+TEST(Runtime, DynamicWeightsRunOnTheHost) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3}).input("w", onnx::TensorProto::FLOAT, {3, 2});
+  b.output("y");
+  b.node("MatMul", {"x", "w"}, {"y"}, "mm");
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  Runtime rt(b.graph(), *dev);
+  EXPECT_EQ(rt.layer("mm").fallback, Fallback::HOST_UNSUPPORTED_CASE);
+  EXPECT_NE(rt.layer("mm").reason.find("not a constant weight"), std::string::npos);
+  const Tensor y = rt.run({{"x", Tensor::make_float({2, 3}, {1, 2, 3, 4, 5, 6})},
+                           {"w", Tensor::make_float({3, 2}, {1, 0, 0, 1, 1, 1})}})
+                       .at("y");
+  EXPECT_EQ(y.floats, (std::vector<float>{4, 5, 10, 11}));
+}
+
+// --- Integer paths: bit-exact ------------------------------------------------------------------
+
+struct IntCase {
+  ElementType a_type, b_type;
+  bool per_row_a, per_col_b;
+  bool sparse_b;
+};
+
+std::int64_t random_in(ElementType t, std::mt19937_64& rng) {
+  return t == ElementType::UINT8 ? static_cast<std::int64_t>(rng() % 256)
+                                 : static_cast<std::int64_t>(rng() % 256) - 128;
+}
+
+TEST(Runtime, MatMulIntegerIsBitExactOnTheDevice) {
+  const std::uint64_t seed = test_seed(6);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::int64_t m = 5, k = 20, n = 6;
+  const std::vector<IntCase> cases{
+      {ElementType::UINT8, ElementType::UINT8, false, false, true},
+      {ElementType::UINT8, ElementType::UINT8, true, true, false},
+      {ElementType::INT8, ElementType::INT8, false, true, true},
+      {ElementType::INT8, ElementType::UINT8, true, false, false},
+      {ElementType::UINT8, ElementType::INT8, false, false, false},
+  };
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    const IntCase& ic = cases[ci];
+    SCOPED_TRACE("case " + std::to_string(ci));
+    Tensor a = Tensor::zeros(ic.a_type, {m, k});
+    for (auto& v : a.ints) v = random_in(ic.a_type, rng);
+    Tensor za = Tensor::zeros(
+        ic.a_type, ic.per_row_a ? std::vector<std::int64_t>{m} : std::vector<std::int64_t>{});
+    for (auto& v : za.ints) v = random_in(ic.a_type, rng);
+    Tensor zb = Tensor::zeros(
+        ic.b_type, ic.per_col_b ? std::vector<std::int64_t>{n} : std::vector<std::int64_t>{});
+    for (auto& v : zb.ints)
+      v = random_in(ic.b_type, rng) / 2 + (ic.b_type == ElementType::UINT8 ? 64 : 0);
+    Tensor bt = Tensor::zeros(ic.b_type, {k, n});
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::int64_t z = zb.ints[static_cast<std::size_t>(ic.per_col_b ? j : 0)];
+        // Sparse: B - zb is 0 in two of every four K positions and fits INT8 elsewhere.
+        std::int64_t v = random_in(ic.b_type, rng);
+        if (ic.sparse_b)
+          v = (kk % 4 < 2)
+                  ? z
+                  : std::clamp<std::int64_t>(z + static_cast<std::int64_t>(rng() % 200) - 100,
+                                             ic.b_type == ElementType::UINT8 ? 0 : -128,
+                                             ic.b_type == ElementType::UINT8 ? 255 : 127);
+        bt.ints[static_cast<std::size_t>(kk * n + j)] = v;
+      }
+    }
+    const int a_pt =
+        ic.a_type == ElementType::UINT8 ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+    ModelBuilder b;
+    b.input("a", a_pt, {m, k}).output("y");
+    b.constant("b", bt).constant("za", za).constant("zb", zb);
+    b.node("MatMulInteger", {"a", "b", "za", "zb"}, {"y"}, "mmi");
+    Runtime rt(b.graph(), *dev);
+    const LayerReport& l = rt.layer("mmi");
+    if (ic.sparse_b) {
+      EXPECT_EQ(l.placement, Placement::DEVICE_SPARSE) << rt.describe();
+    } else {
+      EXPECT_NE(l.placement, Placement::HOST) << rt.describe();
+    }
+    const Tensor y = rt.run({{"a", a}}).at("y");
+    ASSERT_EQ(y.type, ElementType::INT32);
+    ASSERT_EQ(y.shape, (std::vector<std::int64_t>{m, n}));
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        std::int64_t s = 0;
+        for (std::int64_t kk = 0; kk < k; ++kk) {
+          s += (a.ints[static_cast<std::size_t>(i * k + kk)] -
+                za.ints[static_cast<std::size_t>(ic.per_row_a ? i : 0)]) *
+               (bt.ints[static_cast<std::size_t>(kk * n + j)] -
+                zb.ints[static_cast<std::size_t>(ic.per_col_b ? j : 0)]);
+        }
+        ASSERT_EQ(y.ints[static_cast<std::size_t>(i * n + j)], s) << "(" << i << ", " << j << ")";
+      }
+    }
+  }
+}
+
+// The reference requantization: the device epilogue's arithmetic (epilogue.hpp) without its INT8
+// saturation, then the output zero point and the output type's range.
+std::int64_t qlinear_reference(std::int64_t acc, double real_scale, std::int64_t zy, bool u8) {
+  const QuantizedMultiplier qm = quantize_multiplier(real_scale);
+  __extension__ typedef __int128 int128;
+  const int128 p = static_cast<int128>(acc) * qm.multiplier;
+  const auto q =
+      static_cast<std::int64_t>((p + (static_cast<int128>(1) << (qm.shift - 1))) >> qm.shift);
+  return std::clamp<std::int64_t>(q + zy, u8 ? 0 : -128, u8 ? 255 : 127);
+}
+
+TEST(Runtime, QLinearMatMulIsBitExactWithTheEpilogueOnTheDeviceOrTheHost) {
+  const std::uint64_t seed = test_seed(8);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::int64_t m = 6, k = 24, n = 5;
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  // y zero point 128 (uint8): the device's epilogue requantizes; 118: the host does.
+  for (const std::int64_t zy : {128, 118}) {
+    SCOPED_TRACE("y_zero_point " + std::to_string(zy));
+    const std::int64_t za = 113, zb = 120;
+    Tensor a = Tensor::zeros(ElementType::UINT8, {2, m, k});  // batched A against a 2-D B
+    for (auto& v : a.ints) v = static_cast<std::int64_t>(rng() % 256);
+    Tensor bt = Tensor::zeros(ElementType::UINT8, {k, n});
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        bt.ints[static_cast<std::size_t>(kk * n + j)] =
+            kk % 4 == j % 4 || kk % 4 == (j + 1) % 4
+                ? zb + static_cast<std::int64_t>(rng() % 200) - 100
+                : zb;
+      }
+    }
+    const float sa = 0.0066f, sb = 0.00705f, sy = 0.0107f * 2;
+    ModelBuilder b;
+    b.input("a", onnx::TensorProto::UINT8, {2, m, k}).output("y");
+    b.constant("sa", Tensor::make_float({}, {sa}))
+        .constant("za", Tensor::make_int(ElementType::UINT8, {}, {za}))
+        .constant("b", bt)
+        .constant("sb", Tensor::make_float({}, {sb}))
+        .constant("zb", Tensor::make_int(ElementType::UINT8, {}, {zb}))
+        .constant("sy", Tensor::make_float({}, {sy}))
+        .constant("zy", Tensor::make_int(ElementType::UINT8, {}, {zy}));
+    b.node("QLinearMatMul", {"a", "sa", "za", "b", "sb", "zb", "sy", "zy"}, {"y"}, "qmm");
+    Runtime rt(b.graph(), *dev);
+    const LayerReport& l = rt.layer("qmm");
+    EXPECT_EQ(l.placement, Placement::DEVICE_SPARSE) << rt.describe();
+    const bool on_device = l.reason.find("requantized in the device epilogue") != std::string::npos;
+    EXPECT_EQ(on_device, zy == 128) << l.reason;
+    const Tensor y = rt.run({{"a", a}}).at("y");
+    ASSERT_EQ(y.type, ElementType::UINT8);
+    ASSERT_EQ(y.shape, (std::vector<std::int64_t>{2, m, n}));
+    const double real = double{sa} * double{sb} / double{sy};
+    int saturated = 0;
+    for (std::int64_t t = 0; t < 2; ++t) {
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          std::int64_t s = 0;
+          for (std::int64_t kk = 0; kk < k; ++kk) {
+            s += (a.ints[static_cast<std::size_t>((t * m + i) * k + kk)] - za) *
+                 (bt.ints[static_cast<std::size_t>(kk * n + j)] - zb);
+          }
+          const std::int64_t expect = qlinear_reference(s, real, zy, true);
+          saturated += expect == 0 || expect == 255;
+          ASSERT_EQ(y.ints[static_cast<std::size_t>((t * m + i) * n + j)], expect)
+              << "(" << t << ", " << i << ", " << j << ") acc " << s;
+        }
+      }
+    }
+    EXPECT_LT(saturated, 2 * m * n / 2) << "the scales should keep most outputs in range";
+  }
+}
+
+}  // namespace
+}  // namespace nmsa
