@@ -5,6 +5,7 @@
 // model). Exit codes: 0 success, 1 a result that does not match the golden model or a device
 // error, 2 bad input (with a message naming it).
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -18,7 +19,12 @@
 #include "nmsa/device.hpp"
 #include "nmsa/gemm_program.hpp"
 #include "nmsa/golden.hpp"
+#include "nmsa/npy.hpp"
+#include "nmsa/onnx_model.hpp"
 #include "nmsa/progress.hpp"
+#include "nmsa/prune.hpp"
+#include "nmsa/quant.hpp"
+#include "nmsa/runtime.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 
@@ -92,8 +98,11 @@ const char* kMainHelp =
     "usage: nmsa <command> [options]\n"
     "\n"
     "commands:\n"
-    "  info    the device's capabilities, read from its registers\n"
-    "  gemm    a random GEMM on the device, checked against the golden model\n"
+    "  info      the device's capabilities, read from its registers\n"
+    "  gemm      a random GEMM on the device, checked against the golden model\n"
+    "  prune     N:M-prune a weight matrix (.npy), optionally after a channel permutation search\n"
+    "  compress  compress an N:M weight matrix (.npy) into values and metadata (.npy)\n"
+    "  run       run an ONNX model layer by layer on the device, with its placement per layer\n"
     "\n"
     "Run 'nmsa <command> --help' for the options of a command.\n";
 
@@ -288,6 +297,186 @@ int cmd_gemm(const Options& o) {
   return 0;
 }
 
+const char* kPruneHelp =
+    "usage: nmsa prune IN.npy OUT.npy [--sparsity N:M] [--permute] [--seed S]\n"
+    "\n"
+    "Magnitude N:M pruning along K of a weight matrix [N_out x K] (float32/float64 or int8).\n"
+    "  --sparsity  default 2:4\n"
+    "  --permute   search an input-channel permutation first (Pool & Yu, 2021); the permutation\n"
+    "              is written to OUT.perm.npy (int32) and must be applied to the activations too\n";
+
+int cmd_prune(const Options& o) {
+  if (o.help()) {
+    std::cout << kPruneHelp;
+    return 0;
+  }
+  if (o.positional().size() != 2) throw UsageError("prune needs IN.npy and OUT.npy");
+  const std::string in = o.positional()[0], out = o.positional()[1];
+  const nmsa::NmPattern p = nmsa::parse_nm_pattern(o.get("--sparsity", "2:4"));
+  const nmsa::NpyArray raw = nmsa::read_npy(in);
+  nmsa::MatrixF w = raw.dtype == nmsa::NpyDtype::kInt8
+                        ? nmsa::read_npy_matrix_i8(in).cast<float>().eval()
+                        : nmsa::read_npy_matrix_f(in);
+  if (w.cols() % p.m != 0) {
+    throw UsageError(in + ": K = " + std::to_string(w.cols()) + " is not a multiple of M = " +
+                     std::to_string(p.m));
+  }
+  const double plain = nmsa::retained_magnitude(nmsa::prune_nm(w, p));
+  const double total = w.cwiseAbs().cast<double>().sum();
+  if (o.has("--permute")) {
+    nmsa::PermutationOptions options;
+    options.seed = static_cast<std::uint64_t>(o.get_int("--seed", 2021, 0, 1L << 62));
+    const std::vector<int> perm = nmsa::search_input_permutation(w, p, options);
+    w = nmsa::apply_column_permutation(w, perm);
+    nmsa::MatrixI32 perm_row(1, static_cast<Eigen::Index>(perm.size()));
+    for (std::size_t j = 0; j < perm.size(); ++j) perm_row(0, static_cast<Eigen::Index>(j)) = perm[j];
+    const std::string perm_path = out.substr(0, out.rfind(".npy")) + ".perm.npy";
+    nmsa::write_npy(perm_path, perm_row);
+    std::printf("permutation        %s\n", perm_path.c_str());
+  }
+  const nmsa::MatrixF pruned = nmsa::prune_nm(w, p);
+  const double kept = nmsa::retained_magnitude(pruned);
+  if (raw.dtype == nmsa::NpyDtype::kInt8) {
+    nmsa::write_npy(out, nmsa::MatrixI8(pruned.cast<std::int8_t>()));
+  } else {
+    nmsa::write_npy(out, pruned);
+  }
+  const auto nonzeros = (pruned.array() != 0.0f).count();
+  std::printf("pruned             %s -> %s (%ld x %ld, %s)\n", in.c_str(), out.c_str(),
+              static_cast<long>(w.rows()), static_cast<long>(w.cols()), p.name().c_str());
+  std::printf("nonzeros           %ld of %ld (%.1f%%)\n", static_cast<long>(nonzeros),
+              static_cast<long>(pruned.size()), 100.0 * nonzeros / std::max<Eigen::Index>(1, pruned.size()));
+  std::printf("retained magnitude %.2f%% of the total", total > 0 ? 100.0 * kept / total : 100.0);
+  if (o.has("--permute")) std::printf(" (%.2f%% without the permutation)", total > 0 ? 100.0 * plain / total : 100.0);
+  std::printf("\n");
+  return 0;
+}
+
+const char* kCompressHelp =
+    "usage: nmsa compress IN.npy VALUES.npy META.npy [--sparsity N:M] [--scales SCALES.npy]\n"
+    "\n"
+    "Compresses an N:M sparse weight matrix [N_out x K] (docs/format.md): VALUES [N_out x K*N/M]\n"
+    "int8 and META [N_out x K/M] uint8, one metadata field per group. A float input is first\n"
+    "quantized per output channel; then --scales names where its scales (float32) go.\n";
+
+int cmd_compress(const Options& o) {
+  if (o.help()) {
+    std::cout << kCompressHelp;
+    return 0;
+  }
+  if (o.positional().size() != 3) throw UsageError("compress needs IN.npy VALUES.npy META.npy");
+  const std::string in = o.positional()[0];
+  const nmsa::NmPattern p = nmsa::parse_nm_pattern(o.get("--sparsity", "2:4"));
+  const nmsa::NpyArray raw = nmsa::read_npy(in);
+  nmsa::MatrixI8 w;
+  if (raw.dtype == nmsa::NpyDtype::kInt8) {
+    w = nmsa::read_npy_matrix_i8(in);
+  } else {
+    if (!o.has("--scales")) throw UsageError(in + " is float: --scales SCALES.npy is needed");
+    const nmsa::QuantizedWeights q = nmsa::quantize_weights_per_channel(nmsa::read_npy_matrix_f(in));
+    w = q.values;
+    nmsa::MatrixF scales(1, static_cast<Eigen::Index>(q.scales.size()));
+    for (std::size_t i = 0; i < q.scales.size(); ++i) scales(0, static_cast<Eigen::Index>(i)) = q.scales[i];
+    nmsa::write_npy(o.get("--scales", ""), scales);
+  }
+  if (w.cols() % p.m != 0) {
+    throw UsageError(in + ": K = " + std::to_string(w.cols()) + " is not a multiple of M = " +
+                     std::to_string(p.m));
+  }
+  nmsa::CompressedWeights c;
+  try {
+    c = nmsa::compress(w, p);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(in + ": " + e.what() + " (run nmsa prune first)");
+  }
+  nmsa::write_npy(o.positional()[1], c.values);
+  nmsa::write_npy(o.positional()[2], c.meta);
+  const double dense_bytes = static_cast<double>(w.size());
+  const double value_bytes = static_cast<double>(c.values.size());
+  const double meta_bytes = static_cast<double>(c.meta.size()) * p.meta_bits() / 8.0;
+  std::printf("compressed         %s (%ld x %ld, %s)\n", in.c_str(), static_cast<long>(w.rows()),
+              static_cast<long>(w.cols()), p.name().c_str());
+  std::printf("values             %s: %.0f bytes\n", o.positional()[1].c_str(), value_bytes);
+  std::printf("metadata           %s: %.0f bytes packed (%d bits per group)\n",
+              o.positional()[2].c_str(), meta_bytes, p.meta_bits());
+  std::printf("size vs dense INT8 %.1f%% (values %.1f%% + metadata %.1f%%)\n",
+              100 * (value_bytes + meta_bytes) / dense_bytes, 100 * value_bytes / dense_bytes,
+              100 * meta_bytes / dense_bytes);
+  return 0;
+}
+
+// A float tensor of any rank from a float32 or float64 .npy file.
+nmsa::Tensor float_tensor_from_npy(const std::string& path) {
+  const nmsa::NpyArray raw = nmsa::read_npy(path);
+  std::vector<float> values(static_cast<std::size_t>(raw.element_count()));
+  if (raw.dtype == nmsa::NpyDtype::kFloat32) {
+    std::memcpy(values.data(), raw.bytes.data(), values.size() * sizeof(float));
+  } else if (raw.dtype == nmsa::NpyDtype::kFloat64) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      double v = 0;
+      std::memcpy(&v, raw.bytes.data() + 8 * i, 8);
+      values[i] = static_cast<float>(v);
+    }
+  } else {
+    throw UsageError(path + ": the model input must be float32 or float64");
+  }
+  return nmsa::Tensor::make_float(raw.shape, std::move(values));
+}
+
+const char* kRunHelp =
+    "usage: nmsa run MODEL.onnx --input X.npy [--output Y.npy] [--backend rtl|model]\n"
+    "                [--config NAME] [--dense]\n"
+    "\n"
+    "Runs an ONNX model layer by layer: each layer sparse on the device, dense on the device\n"
+    "(fallback) or on the host (unsupported operator), as the supported-layer matrix decides.\n"
+    "Prints each layer's placement and reason, device cycles, and the output.\n"
+    "  --input   float32 .npy for the model's first input (its shape must match)\n"
+    "  --dense   run every device layer dense (for comparisons)\n";
+
+int cmd_run(const Options& o) {
+  if (o.help()) {
+    std::cout << kRunHelp;
+    return 0;
+  }
+  if (o.positional().size() != 1) throw UsageError("run needs MODEL.onnx");
+  if (!o.has("--input")) throw UsageError("run needs --input X.npy");
+  nmsa::Graph graph = nmsa::load_onnx_model(o.positional()[0]);
+  if (graph.inputs.empty()) throw UsageError(o.positional()[0] + " has no runtime input");
+  const std::string input_name = graph.inputs[0].name;
+  const nmsa::Tensor input = float_tensor_from_npy(o.get("--input", ""));
+
+  auto dev = open_device(o);
+  nmsa::RuntimeOptions options;
+  options.allow_sparse = !o.has("--dense");
+  nmsa::Runtime runtime(std::move(graph), *dev, options);
+  const auto outputs = runtime.run({{input_name, input}});
+
+  std::printf("%-28s %-12s %-14s %10s  %s\n", "layer", "op", "placement", "cycles", "reason");
+  for (const auto& layer : runtime.layers()) {
+    if (!layer.fused_into.empty()) continue;
+    std::printf("%-28s %-12s %-14s %10llu  %s\n", layer.name.substr(0, 28).c_str(),
+                layer.op_type.c_str(), std::string(nmsa::to_string(layer.placement)).c_str(),
+                static_cast<unsigned long long>(layer.device.cycles), layer.reason.c_str());
+  }
+  const nmsa::PlacementCounts counts = runtime.counts();
+  std::printf("\nlayers: %zu sparse, %zu dense on the device, %zu on the host; fallbacks: %zu "
+              "dense, %zu host\n",
+              counts.device_sparse, counts.device_dense, counts.host, counts.dense_fallbacks,
+              counts.host_fallbacks());
+  for (const auto& [name, tensor] : outputs) {
+    std::printf("output %s: %s\n", name.c_str(), tensor.describe().c_str());
+    const std::size_t shown = std::min<std::size_t>(tensor.floats.size(), 10);
+    for (std::size_t i = 0; i < shown; ++i) std::printf("%s%.6g", i ? " " : "  ", tensor.floats[i]);
+    if (shown) std::printf("%s\n", tensor.floats.size() > shown ? " ..." : "");
+    if (o.has("--output") && tensor.is_float()) {
+      nmsa::MatrixF y(1, static_cast<Eigen::Index>(tensor.floats.size()));
+      for (std::size_t i = 0; i < tensor.floats.size(); ++i) y(0, static_cast<Eigen::Index>(i)) = tensor.floats[i];
+      nmsa::write_npy(o.get("--output", ""), y);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -310,11 +499,25 @@ int main(int argc, char** argv) {
                                "--config", "--seed"},
                               {"--json"}));
     }
+    if (command == "prune") {
+      return cmd_prune(Options(argc, argv, 2, {"--sparsity", "--seed"}, {"--permute"}));
+    }
+    if (command == "compress") {
+      return cmd_compress(Options(argc, argv, 2, {"--sparsity", "--scales"}, {}));
+    }
+    if (command == "run") {
+      return cmd_run(Options(argc, argv, 2, {"--input", "--output", "--backend", "--config"},
+                             {"--dense"}));
+    }
     throw UsageError("unknown command '" + command + "'\n" + kMainHelp);
   } catch (const UsageError& e) {
     std::cerr << "nmsa: " << e.what() << "\n";
     return 2;
   } catch (const std::invalid_argument& e) {
+    std::cerr << "nmsa: " << e.what() << "\n";
+    return 2;
+  } catch (const std::runtime_error& e) {
+    // Unreadable or malformed input files (.npy, ONNX) and unsupported models.
     std::cerr << "nmsa: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

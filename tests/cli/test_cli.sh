@@ -39,5 +39,33 @@ expect bad-backend     2 '--backend must be rtl or model'      -- info --backend
 expect bad-config      2 "unknown accelerator configuration 'huge'" -- info --config huge
 expect unknown-option  2 'unknown option --frob'               -- gemm --frob 1
 
+# .npy files written byte by byte (no Python needed): a float32 [1 x 3] and an int8 [2 x 8].
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+npy() {  # npy FILE DESCR SHAPE DATA_PRINTF
+  local header="{'descr': '$2', 'fortran_order': False, 'shape': ($3), }"
+  local len=$(( ${#header} + 11 ))
+  local pad=$(( (64 - len % 64) % 64 ))
+  header="$header$(printf '%*s' "$pad" '')"
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf '%02x' $(( (${#header} + 1) % 256 )))\\x00";
+    printf '%s\n' "$header"; printf "$4"; } > "$1"
+}
+npy "$tmp/x13.npy" '<f4' '1, 3' '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40'
+npy "$tmp/w.npy" '|i1' '2, 8' '\x01\x02\x03\x04\x05\x06\x07\x08\xf8\x07\x06\x05\x04\x03\x02\x01'
+printf 'not an npy file' > "$tmp/bad.npy"
+printf 'not an onnx model' > "$tmp/bad.onnx"
+softmax=/usr/share/libonnx-testdata/data/node/test_softmax_example/model.onnx
+
+expect prune           0 'nonzeros +8 of 16'                   -- prune "$tmp/w.npy" "$tmp/wp.npy"
+expect prune-permute   0 'without the permutation'             -- prune "$tmp/w.npy" "$tmp/wq.npy" --permute
+expect compress        0 'values 50.0% \+ metadata 12.5%'      -- compress "$tmp/wp.npy" "$tmp/v.npy" "$tmp/m.npy"
+expect compress-dense  2 'row 0, K-group 0.*run nmsa prune first' -- compress "$tmp/w.npy" "$tmp/v.npy" "$tmp/m.npy"
+expect prune-corrupt   2 'bad.npy: not a .npy file'            -- prune "$tmp/bad.npy" "$tmp/x.npy"
+expect prune-bad-k     2 'K = 8 is not a multiple of M = 16'   -- prune "$tmp/w.npy" "$tmp/x.npy" --sparsity 2:16
+expect run-softmax     0 'fallbacks: 0 dense, 1 host'    -- run "$softmax" --input "$tmp/x13.npy" --backend model
+expect run-corrupt     2 'bad.onnx'                            -- run "$tmp/bad.onnx" --input "$tmp/x13.npy"
+expect run-no-input    2 'run needs --input'                   -- run "$softmax"
+expect run-int8-input  2 'must be float32 or float64'          -- run "$softmax" --input "$tmp/w.npy" --backend model
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
