@@ -12,22 +12,15 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/seed.hpp"
+
 #include "nmsa/epilogue.hpp"
 
 namespace nmsa {
 namespace {
 
-std::uint64_t test_seed(std::uint64_t fallback) {
-  const char* env = std::getenv("NMSA_SEED");
-  const std::uint64_t seed =
-      env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10) : fallback;
-  std::cout << "[   seed   ] " << seed << " (re-run with NMSA_SEED=" << seed << ")\n";
-  return seed;
-}
-
-std::string seed_note(std::uint64_t seed) {
-  return "seed " + std::to_string(seed) + " (re-run with NMSA_SEED=" + std::to_string(seed) + ")";
-}
+using testing::seed_note;
+using testing::test_seed;
 
 constexpr std::int32_t HALF = 1 << 30;  // with shift 31: x 0.5
 constexpr std::int32_t ONE = 1 << 30;   // with shift 30: x 1

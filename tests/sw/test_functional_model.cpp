@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/seed.hpp"
+
 #include "../common/random_matrix.hpp"
 #include "nmsa/device_caps.hpp"
 #include "nmsa/epilogue.hpp"
@@ -30,17 +32,8 @@ namespace {
 
 using regs::ErrCode;
 
-std::uint64_t test_seed(std::uint64_t fallback) {
-  const char* env = std::getenv("NMSA_SEED");
-  const std::uint64_t seed =
-      env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10) : fallback;
-  std::cout << "[   seed   ] " << seed << " (re-run with NMSA_SEED=" << seed << ")\n";
-  return seed;
-}
-
-std::string seed_note(std::uint64_t seed) {
-  return "seed " + std::to_string(seed) + " (re-run with NMSA_SEED=" + std::to_string(seed) + ")";
-}
+using testing::seed_note;
+using testing::test_seed;
 
 int uniform(std::mt19937_64& rng, int lo, int hi) {
   return std::uniform_int_distribution<int>(lo, hi)(rng);

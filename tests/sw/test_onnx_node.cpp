@@ -25,6 +25,8 @@
 //    integer paths are bit-exact for random operands and zero points.
 #include <fnmatch.h>
 #include <gtest/gtest.h>
+
+#include "../common/seed.hpp"
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -55,17 +57,8 @@ constexpr const char* DEVICE_CONFIG = "small";
 constexpr double ONNX_RTOL = 1e-3;
 constexpr double ONNX_ATOL = 1e-7;
 
-std::uint64_t test_seed(std::uint64_t fallback) {
-  const char* env = std::getenv("NMSA_SEED");
-  const std::uint64_t seed =
-      env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10) : fallback;
-  std::cout << "[   seed   ] " << seed << " (re-run with NMSA_SEED=" << seed << ")\n";
-  return seed;
-}
-
-std::string seed_note(std::uint64_t seed) {
-  return "seed " + std::to_string(seed) + " (re-run with NMSA_SEED=" + std::to_string(seed) + ")";
-}
+using testing::seed_note;
+using testing::test_seed;
 
 // --- The ONNX backend node tests --------------------------------------------------------------
 

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/seed.hpp"
+
 #include "../common/random_matrix.hpp"
 #include "nmsa/prune.hpp"
 #include "nmsa/quant.hpp"
@@ -20,17 +22,8 @@
 namespace nmsa {
 namespace {
 
-std::uint64_t test_seed(std::uint64_t fallback) {
-  const char* env = std::getenv("NMSA_SEED");
-  const std::uint64_t seed =
-      env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10) : fallback;
-  std::cout << "[   seed   ] " << seed << " (re-run with NMSA_SEED=" << seed << ")\n";
-  return seed;
-}
-
-std::string seed_note(std::uint64_t seed) {
-  return "seed " + std::to_string(seed) + " (re-run with NMSA_SEED=" + std::to_string(seed) + ")";
-}
+using testing::seed_note;
+using testing::test_seed;
 
 MatrixF gaussian(Eigen::Index rows, Eigen::Index cols, std::mt19937_64& rng) {
   std::normal_distribution<float> normal;
