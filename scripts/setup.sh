@@ -12,6 +12,7 @@ PACKAGES=(
   yosys z3
   gtkwave
   libonnx-dev libprotobuf-dev libonnx-testdata
+  dataset-fashion-mnist zlib1g-dev
 )
 
 missing=()

@@ -1,0 +1,520 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+#include "nmsa/mlp.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+#include "nmsa/progress.hpp"
+
+namespace nmsa {
+
+namespace {
+
+// Floats from the raw 64-bit output, not std::uniform_real_distribution, whose algorithm the
+// standard leaves to the library: the weights then depend only on the seed.
+float uniform01(std::mt19937_64& rng) {
+  return static_cast<float>(rng() >> 40) * (1.0f / 16777216.0f);
+}
+
+void check_batch(const Mlp& model, const MatrixF& x, const std::vector<std::uint8_t>& labels) {
+  if (model.layers.empty()) throw std::invalid_argument("mlp: the model has no layers");
+  if (x.cols() != model.layers.front().w.cols()) {
+    throw std::invalid_argument("mlp: input has " + std::to_string(x.cols()) +
+                                " features, the first layer expects " +
+                                std::to_string(model.layers.front().w.cols()));
+  }
+  if (static_cast<std::size_t>(x.rows()) != labels.size()) {
+    throw std::invalid_argument("mlp: " + std::to_string(x.rows()) + " rows but " +
+                                std::to_string(labels.size()) + " labels");
+  }
+  const auto classes = model.layers.back().w.rows();
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] >= classes) {
+      throw std::invalid_argument("mlp: label " + std::to_string(labels[i]) + " of row " +
+                                  std::to_string(i) + " is not below the " +
+                                  std::to_string(classes) + " classes");
+    }
+  }
+}
+
+// z = x W^T + b
+MatrixF affine(const MatrixF& x, const MlpLayer& l) {
+  MatrixF z = x * l.w.transpose();
+  z.rowwise() += l.b.transpose();
+  return z;
+}
+
+}  // namespace
+
+std::vector<int> Mlp::sizes() const {
+  std::vector<int> s;
+  if (layers.empty()) return s;
+  s.push_back(static_cast<int>(layers.front().w.cols()));
+  for (const auto& l : layers) s.push_back(static_cast<int>(l.w.rows()));
+  return s;
+}
+
+Mlp make_mlp(const std::vector<int>& sizes, std::uint64_t seed) {
+  if (sizes.size() < 2) throw std::invalid_argument("make_mlp: need at least two layer sizes");
+  for (int s : sizes) {
+    if (s <= 0) throw std::invalid_argument("make_mlp: layer size " + std::to_string(s));
+  }
+  std::mt19937_64 rng(seed);
+  Mlp m;
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
+    MlpLayer l;
+    l.w.resize(sizes[i + 1], sizes[i]);
+    const float bound = std::sqrt(6.0f / static_cast<float>(sizes[i]));
+    for (Eigen::Index j = 0; j < l.w.size(); ++j) {
+      l.w.data()[j] = (2.0f * uniform01(rng) - 1.0f) * bound;
+    }
+    l.b = VectorF::Zero(sizes[i + 1]);
+    m.layers.push_back(std::move(l));
+  }
+  return m;
+}
+
+MatrixF mlp_forward(const Mlp& model, const MatrixF& x) {
+  MatrixF a = x;
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    a = affine(a, model.layers[i]);
+    if (i + 1 < model.layers.size()) a = a.cwiseMax(0.0f);
+  }
+  return a;
+}
+
+double mlp_loss(const Mlp& model, const MatrixF& x, const std::vector<std::uint8_t>& labels,
+                MlpGradients* grads) {
+  check_batch(model, x, labels);
+  const std::size_t n_layers = model.layers.size();
+  // acts[i] is the input of layer i; acts[n_layers] the logits.
+  std::vector<MatrixF> acts(n_layers + 1);
+  acts[0] = x;
+  for (std::size_t i = 0; i < n_layers; ++i) {
+    acts[i + 1] = affine(acts[i], model.layers[i]);
+    if (i + 1 < n_layers) acts[i + 1] = acts[i + 1].cwiseMax(0.0f);
+  }
+  const Eigen::Index rows = x.rows();
+  MatrixF& logits = acts[n_layers];
+  // Softmax in place, shifted by the row maximum; the loss in double.
+  double loss = 0.0;
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    auto row = logits.row(r);
+    const float mx = row.maxCoeff();
+    row.array() -= mx;
+    const double lse = std::log(static_cast<double>(row.array().exp().sum()));
+    loss += lse - row(labels[static_cast<std::size_t>(r)]);
+    row = row.array().exp() / static_cast<float>(std::exp(lse));
+  }
+  loss /= static_cast<double>(std::max<Eigen::Index>(rows, 1));
+  if (grads == nullptr) return loss;
+
+  grads->dw.resize(n_layers);
+  grads->db.resize(n_layers);
+  MatrixF dz = std::move(logits);  // softmax - onehot, over the batch mean
+  for (Eigen::Index r = 0; r < rows; ++r) dz(r, labels[static_cast<std::size_t>(r)]) -= 1.0f;
+  dz /= static_cast<float>(std::max<Eigen::Index>(rows, 1));
+  for (std::size_t i = n_layers; i-- > 0;) {
+    grads->dw[i].noalias() = dz.transpose() * acts[i];
+    grads->db[i] = dz.colwise().sum().transpose();
+    if (i == 0) break;
+    MatrixF da = dz * model.layers[i].w;
+    // ReLU: acts[i] > 0 exactly where the pre-activation was positive.
+    dz = (acts[i].array() > 0.0f).select(da, 0.0f);
+  }
+  return loss;
+}
+
+double evaluate_accuracy(const Mlp& model, const MatrixF& x,
+                         const std::vector<std::uint8_t>& labels, int batch_size) {
+  check_batch(model, x, labels);
+  if (x.rows() == 0) return 0.0;
+  batch_size = std::max(batch_size, 1);
+  long correct = 0;
+  for (Eigen::Index start = 0; start < x.rows(); start += batch_size) {
+    const Eigen::Index n = std::min<Eigen::Index>(batch_size, x.rows() - start);
+    const MatrixF logits = mlp_forward(model, x.middleRows(start, n));
+    for (Eigen::Index r = 0; r < n; ++r) {
+      Eigen::Index arg = 0;
+      logits.row(r).maxCoeff(&arg);
+      if (arg == labels[static_cast<std::size_t>(start + r)]) ++correct;
+    }
+  }
+  return static_cast<double>(correct) / static_cast<double>(x.rows());
+}
+
+SgdOptimizer::SgdOptimizer(const Mlp& model, const TrainOptions& options) : options_(options) {
+  for (const auto& l : model.layers) {
+    velocity_.dw.push_back(MatrixF::Zero(l.w.rows(), l.w.cols()));
+    velocity_.db.push_back(VectorF::Zero(l.b.size()));
+  }
+}
+
+double SgdOptimizer::step(Mlp& model, const MatrixF& x, const std::vector<std::uint8_t>& labels) {
+  if (velocity_.dw.size() != model.layers.size()) {
+    throw std::invalid_argument("SgdOptimizer: the model's layers changed since construction");
+  }
+  const double loss = mlp_loss(model, x, labels, &grads_);
+  const float lr = options_.learning_rate;
+  const float mu = options_.momentum;
+  const float wd = options_.weight_decay;
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    MlpLayer& l = model.layers[i];
+    if (velocity_.dw[i].rows() != l.w.rows() || velocity_.dw[i].cols() != l.w.cols()) {
+      throw std::invalid_argument("SgdOptimizer: layer " + std::to_string(i) + " changed shape");
+    }
+    MatrixF& v = velocity_.dw[i];
+    if (wd != 0.0f) grads_.dw[i] += wd * l.w;
+    v = mu * v + grads_.dw[i];
+    if (l.mask.size() != 0) v.array() *= l.mask.array();
+    l.w -= lr * v;
+    if (l.mask.size() != 0) l.w.array() *= l.mask.array();
+    velocity_.db[i] = mu * velocity_.db[i] + grads_.db[i];
+    l.b -= lr * velocity_.db[i];
+  }
+  return loss;
+}
+
+double train(Mlp& model, const MatrixF& x, const std::vector<std::uint8_t>& labels,
+             const TrainOptions& options, const StepHook& before_step) {
+  check_batch(model, x, labels);
+  if (options.batch_size <= 0 || options.epochs < 0) {
+    throw std::invalid_argument("train: batch_size must be positive and epochs non-negative");
+  }
+  const Eigen::Index n = x.rows();
+  const long steps_per_epoch = static_cast<long>((n + options.batch_size - 1) / options.batch_size);
+  const long total = steps_per_epoch * options.epochs;
+  std::mt19937_64 rng(options.seed);
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  SgdOptimizer opt(model, options);
+  std::unique_ptr<ProgressBar> bar;
+  if (options.progress)
+    bar = std::make_unique<ProgressBar>("train", static_cast<std::uint64_t>(total));
+  MatrixF xb;
+  std::vector<std::uint8_t> yb;
+  long step = 0;
+  double epoch_loss = 0.0;
+  for (int e = 0; e < options.epochs; ++e) {
+    // Fisher-Yates with the raw generator output (the modulo bias is below 2^-40 here).
+    for (std::size_t i = order.size(); i > 1; --i) {
+      std::swap(order[i - 1], order[static_cast<std::size_t>(rng() % i)]);
+    }
+    epoch_loss = 0.0;
+    for (Eigen::Index start = 0; start < n; start += options.batch_size) {
+      const Eigen::Index b = std::min<Eigen::Index>(options.batch_size, n - start);
+      xb.resize(b, x.cols());
+      yb.resize(static_cast<std::size_t>(b));
+      for (Eigen::Index r = 0; r < b; ++r) {
+        const Eigen::Index src = order[static_cast<std::size_t>(start + r)];
+        xb.row(r) = x.row(src);
+        yb[static_cast<std::size_t>(r)] = labels[static_cast<std::size_t>(src)];
+      }
+      if (before_step) before_step(model, step, total);
+      epoch_loss += opt.step(model, xb, yb) * static_cast<double>(b);
+      ++step;
+      if (bar) bar->update(static_cast<std::uint64_t>(step));
+    }
+    epoch_loss /= static_cast<double>(std::max<Eigen::Index>(n, 1));
+  }
+  if (bar) bar->finish();
+  return epoch_loss;
+}
+
+void apply_masks(Mlp& model) {
+  for (auto& l : model.layers) {
+    if (l.mask.size() != 0) l.w.array() *= l.mask.array();
+  }
+}
+
+void permute_hidden_channels(Mlp& model, std::size_t layer, const std::vector<int>& perm) {
+  if (layer == 0 || layer >= model.layers.size()) {
+    throw std::invalid_argument("permute_hidden_channels: layer " + std::to_string(layer) +
+                                " has no previous layer in a model of " +
+                                std::to_string(model.layers.size()));
+  }
+  MlpLayer& cur = model.layers[layer];
+  MlpLayer& prev = model.layers[layer - 1];
+  validate_permutation(perm, cur.w.cols());
+  cur.w = apply_column_permutation(cur.w, perm);
+  if (cur.mask.size() != 0) cur.mask = apply_column_permutation(cur.mask, perm);
+  // Row j of the previous layer must now produce old channel perm[j]; ReLU is elementwise.
+  MatrixF w(prev.w.rows(), prev.w.cols());
+  MatrixF mask(prev.mask.rows(), prev.mask.cols());
+  VectorF b(prev.b.size());
+  for (std::size_t j = 0; j < perm.size(); ++j) {
+    const auto jj = static_cast<Eigen::Index>(j);
+    w.row(jj) = prev.w.row(perm[j]);
+    b(jj) = prev.b(perm[j]);
+    if (prev.mask.size() != 0) mask.row(jj) = prev.mask.row(perm[j]);
+  }
+  prev.w = std::move(w);
+  prev.b = std::move(b);
+  if (prev.mask.size() != 0) prev.mask = std::move(mask);
+}
+
+void apply_nm_masks(Mlp& model, NmPattern pattern, bool permute,
+                    const PermutationOptions& permutation) {
+  pattern.validate();
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    if (model.layers[i].w.cols() % pattern.m != 0) {
+      throw std::invalid_argument("apply_nm_masks: layer " + std::to_string(i) +
+                                  " has K = " + std::to_string(model.layers[i].w.cols()) +
+                                  ", not a multiple of M = " + std::to_string(pattern.m));
+    }
+  }
+  apply_masks(model);
+  if (permute) {
+    for (std::size_t i = 1; i < model.layers.size(); ++i) {
+      permute_hidden_channels(model, i,
+                              search_input_permutation(model.layers[i].w, pattern, permutation));
+    }
+  }
+  for (auto& l : model.layers) {
+    l.w = prune_nm(l.w, pattern);
+    // A kept weight that is exactly zero gets mask 0: the group then holds fewer than N, still
+    // legal.
+    l.mask = (l.w.array() != 0.0f).cast<float>();
+  }
+}
+
+bool satisfies_nm(const Mlp& model, NmPattern pattern) {
+  for (const auto& l : model.layers) {
+    if (l.w.cols() % pattern.m != 0) return false;
+    for (Eigen::Index r = 0; r < l.w.rows(); ++r) {
+      for (Eigen::Index g = 0; g < l.w.cols(); g += pattern.m) {
+        int nz = 0;
+        for (int k = 0; k < pattern.m; ++k) nz += l.w(r, g + k) != 0.0f ? 1 : 0;
+        if (nz > pattern.n) return false;
+      }
+    }
+  }
+  return true;
+}
+
+double cubic_sparsity(long step, long begin_step, long end_step, double final_sparsity,
+                      double initial_sparsity) {
+  if (step <= begin_step) return initial_sparsity;
+  if (step >= end_step) return final_sparsity;
+  const double f =
+      1.0 - static_cast<double>(step - begin_step) / static_cast<double>(end_step - begin_step);
+  return final_sparsity + (initial_sparsity - final_sparsity) * f * f * f;
+}
+
+void prune_toward_nm(Mlp& model, NmPattern pattern, double sparsity) {
+  pattern.validate();
+  const double max_sparsity = 1.0 - static_cast<double>(pattern.n) / pattern.m;
+  sparsity = std::clamp(sparsity, 0.0, max_sparsity);
+  for (auto& l : model.layers) {
+    if (l.w.cols() % pattern.m != 0) {
+      throw std::invalid_argument("prune_toward_nm: K = " + std::to_string(l.w.cols()) +
+                                  " is not a multiple of M = " + std::to_string(pattern.m));
+    }
+    if (l.mask.size() == 0) l.mask = MatrixF::Ones(l.w.rows(), l.w.cols());
+    l.w.array() *= l.mask.array();
+    // Which alive weights N:M pruning of the current weights would keep: score alive weights
+    // above every pruned one (an alive zero still outranks a pruned weight).
+    MatrixF score(l.w.rows(), l.w.cols());
+    for (Eigen::Index j = 0; j < l.w.size(); ++j) {
+      score.data()[j] =
+          l.mask.data()[j] != 0.0f
+              ? std::max(std::abs(l.w.data()[j]), std::numeric_limits<float>::denorm_min())
+              : 0.0f;
+    }
+    const MatrixF kept = prune_nm(score, pattern);
+    const auto total = static_cast<long>(l.w.size());
+    const long pruned_now = total - static_cast<long>((l.mask.array() != 0.0f).count());
+    const long at_final = total - total / pattern.m * pattern.n;
+    long target =
+        sparsity >= max_sparsity ? at_final : std::lround(sparsity * static_cast<double>(total));
+    long extra = std::min(target, at_final) - pruned_now;
+    if (extra <= 0) continue;
+    std::vector<Eigen::Index> candidates;
+    for (Eigen::Index j = 0; j < l.w.size(); ++j) {
+      if (l.mask.data()[j] != 0.0f && kept.data()[j] == 0.0f) candidates.push_back(j);
+    }
+    extra = std::min<long>(extra, static_cast<long>(candidates.size()));
+    auto smaller = [&](Eigen::Index a, Eigen::Index b) {
+      const float ma = std::abs(l.w.data()[a]);
+      const float mb = std::abs(l.w.data()[b]);
+      return ma < mb || (ma == mb && a < b);
+    };
+    std::nth_element(candidates.begin(), candidates.begin() + extra, candidates.end(), smaller);
+    for (long c = 0; c < extra; ++c) {
+      l.mask.data()[candidates[static_cast<std::size_t>(c)]] = 0.0f;
+      l.w.data()[candidates[static_cast<std::size_t>(c)]] = 0.0f;
+    }
+  }
+}
+
+double train_with_gradual_pruning(Mlp& model, const MatrixF& x,
+                                  const std::vector<std::uint8_t>& labels, NmPattern pattern,
+                                  const TrainOptions& options,
+                                  const GradualPruningOptions& schedule) {
+  pattern.validate();
+  const double final_sparsity = 1.0 - static_cast<double>(pattern.n) / pattern.m;
+  const int frequency = std::max(schedule.frequency, 1);
+  long begin = -1;
+  long end = -1;
+  auto hook = [&](Mlp& m, long step, long total) {
+    if (begin < 0) {
+      begin = std::lround(schedule.begin_fraction * static_cast<double>(total));
+      end = std::max(begin, std::lround(schedule.end_fraction * static_cast<double>(total)));
+    }
+    if (step < begin || step > end) return;
+    if (step == end || (step - begin) % frequency == 0) {
+      prune_toward_nm(m, pattern, cubic_sparsity(step, begin, end, final_sparsity));
+    }
+  };
+  const double loss = train(model, x, labels, options, hook);
+  // end_fraction == 1 (or a schedule shorter than the run) still ends at exact N:M.
+  prune_toward_nm(model, pattern, final_sparsity);
+  return loss;
+}
+
+// --- Model files ---------------------------------------------------------------------------------
+
+namespace {
+
+constexpr char kMlpMagic[8] = {'N', 'M', 'S', 'A', 'M', 'L', 'P', '\0'};
+constexpr std::uint32_t kMlpVersion = 1;
+constexpr std::uint32_t kMaxDim = 1u << 20;
+constexpr std::uint32_t kMaxLayers = 64;
+
+static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559);
+
+bool host_is_little_endian() {
+  const std::uint32_t one = 1;
+  unsigned char c = 0;
+  std::memcpy(&c, &one, 1);
+  return c == 1;
+}
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+void put_floats(std::string& out, const float* p, std::size_t n) {
+  out.append(reinterpret_cast<const char*>(p), n * 4);
+}
+
+[[noreturn]] void bad_file(const std::string& path, const std::string& what) {
+  throw std::runtime_error(path + ": " + what);
+}
+
+}  // namespace
+
+void save_mlp(const Mlp& model, const std::string& path) {
+  if (!host_is_little_endian()) throw std::runtime_error("save_mlp: big-endian host unsupported");
+  std::string out(kMlpMagic, sizeof kMlpMagic);
+  put_u32(out, kMlpVersion);
+  put_u32(out, static_cast<std::uint32_t>(model.layers.size()));
+  for (const auto& l : model.layers) {
+    put_u32(out, static_cast<std::uint32_t>(l.w.rows()));
+    put_u32(out, static_cast<std::uint32_t>(l.w.cols()));
+    put_u32(out, l.mask.size() != 0 ? 1u : 0u);
+    put_floats(out, l.w.data(), static_cast<std::size_t>(l.w.size()));
+    put_floats(out, l.b.data(), static_cast<std::size_t>(l.b.size()));
+    for (Eigen::Index j = 0; j < l.mask.size(); ++j)
+      out.push_back(l.mask.data()[j] != 0.0f ? 1 : 0);
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) bad_file(tmp, std::string("cannot create: ") + std::strerror(errno));
+    f.write(out.data(), static_cast<std::streamsize>(out.size()));
+    f.close();
+    if (!f) bad_file(tmp, "write failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) bad_file(path, "cannot rename " + tmp + ": " + ec.message());
+}
+
+Mlp load_mlp(const std::string& path) {
+  if (!host_is_little_endian()) throw std::runtime_error("load_mlp: big-endian host unsupported");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) bad_file(path, std::string("cannot open: ") + std::strerror(errno));
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::size_t at = 0;
+  auto need = [&](std::size_t n, const char* what) {
+    if (bytes.size() - at < n) {
+      bad_file(path, std::string("truncated in ") + what + " at byte " + std::to_string(at) +
+                         " (file is " + std::to_string(bytes.size()) + " bytes)");
+    }
+  };
+  auto u32 = [&](const char* what) {
+    need(4, what);
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i)
+      v |= std::uint32_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+    at += 4;
+    return v;
+  };
+  need(sizeof kMlpMagic, "the magic");
+  if (std::memcmp(bytes.data(), kMlpMagic, sizeof kMlpMagic) != 0) {
+    bad_file(path, "not an nmsa MLP file (wrong magic)");
+  }
+  at = sizeof kMlpMagic;
+  const std::uint32_t version = u32("the version");
+  if (version != kMlpVersion) {
+    bad_file(path, "unsupported version " + std::to_string(version) + " (this build reads " +
+                       std::to_string(kMlpVersion) + ")");
+  }
+  const std::uint32_t n_layers = u32("the layer count");
+  if (n_layers == 0 || n_layers > kMaxLayers) {
+    bad_file(path, "implausible layer count " + std::to_string(n_layers));
+  }
+  Mlp m;
+  for (std::uint32_t i = 0; i < n_layers; ++i) {
+    const std::string li = "layer " + std::to_string(i);
+    const std::uint32_t rows = u32("a layer header");
+    const std::uint32_t cols = u32("a layer header");
+    const std::uint32_t has_mask = u32("a layer header");
+    if (rows == 0 || cols == 0 || rows > kMaxDim || cols > kMaxDim || has_mask > 1) {
+      bad_file(path, li + ": implausible header " + std::to_string(rows) + "x" +
+                         std::to_string(cols) + " mask flag " + std::to_string(has_mask));
+    }
+    if (i > 0 && cols != m.layers.back().w.rows()) {
+      bad_file(path, li + " has K = " + std::to_string(cols) + " but the previous layer has " +
+                         std::to_string(m.layers.back().w.rows()) + " outputs");
+    }
+    const std::size_t n = std::size_t{rows} * cols;
+    need(4 * (n + rows) + (has_mask ? n : 0), (li + " data").c_str());
+    MlpLayer l;
+    l.w.resize(rows, cols);
+    std::memcpy(l.w.data(), bytes.data() + at, 4 * n);
+    at += 4 * n;
+    l.b.resize(rows);
+    std::memcpy(l.b.data(), bytes.data() + at, 4 * std::size_t{rows});
+    at += 4 * std::size_t{rows};
+    if (has_mask) {
+      l.mask.resize(rows, cols);
+      for (std::size_t j = 0; j < n; ++j) {
+        const auto v = static_cast<unsigned char>(bytes[at + j]);
+        if (v > 1) bad_file(path, li + ": mask byte " + std::to_string(v) + " is not 0 or 1");
+        l.mask.data()[j] = static_cast<float>(v);
+      }
+      at += n;
+    }
+    if (!l.w.allFinite() || !l.b.allFinite()) bad_file(path, li + ": non-finite weight or bias");
+    m.layers.push_back(std::move(l));
+  }
+  if (at != bytes.size()) {
+    bad_file(path, std::to_string(bytes.size() - at) + " trailing bytes after the last layer");
+  }
+  return m;
+}
+
+}  // namespace nmsa
