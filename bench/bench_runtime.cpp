@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   nmsa::PerfModelParams perf;
   perf.dma_bytes_per_cycle = memory.bytes_per_cycle;
   perf.dma_read_latency = static_cast<int>(memory.read_latency);
+  perf.dma_write_latency = static_cast<int>(memory.write_latency);
 
   auto rtl = nmsa::tb::make_rtl_device(config, memory, 1);
   auto model = nmsa::make_model_device(config);
@@ -75,6 +76,7 @@ int main(int argc, char** argv) {
       padded.leftCols(k) = w;
       w = nmsa::prune_nm(padded, caps.pattern).leftCols(k);
     }
+    options.memory = perf;  // plans chosen for the host memory of the run
     const nmsa::GemmProgram on_rtl(caps, x, w, options, rtl->memory());
     const nmsa::GemmProgram on_model(caps, x, w, options, model->memory());
     auto t0 = std::chrono::steady_clock::now();

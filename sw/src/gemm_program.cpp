@@ -694,20 +694,688 @@ class Emitter {
 
 // --- cycle model -------------------------------------------------------------------------------
 //
-// The program runs as a sequence of windows, one per weight batch: while the array computes the
-// tiles of batch j, the DMA brings in what batch j+1 needs (its weights, activation blocks) and
-// writes back finished blocks. A window takes max(compute, DMA) cycles:
+// predict() replays the command stream on a model of the device at command and burst
+// granularity: an event-driven simulation of the command processor, the three engines, the
+// dependency tokens, the two DMA engines and the host memory, with the timing of the RTL. It
+// visits only the cycles in which something can change (every component knows the earliest cycle
+// its conditions can all hold), so a program costs a few operations per command and per DMA
+// burst, however many cycles it runs, and the result is deterministic. Cycles are counted as
+// tb/src/top_runner.cpp does, from the START register write (the fetch can make its first
+// request in cycle 1) to the done interrupt; a registered signal set in cycle t counts from t + 1.
+// On the benchmark memories the prediction matches the Verilated RTL to the cycle.
+//
+// What is modelled (rtl/ and tb/src/axi_memory.cpp):
+//   command fetch  (nmsa_cmd) requests chunks of up to ChunkCmds commands once the beat FIFO
+//                  (FetchChunks chunks) has room: chunk j waits until every command up to
+//                  (its last command - FetchChunks * ChunkCmds) has been taken out of the FIFO.
+//                  A command is taken out one beat per cycle after the previous one was
+//                  dispatched, and dispatched in the next cycle if its engine queue (QueueDepth)
+//                  has room: at most one command per (32 B / bus width + 1) cycles.
+//   read DMA       one request register shared by fetch (priority) and loads, then the burst
+//                  generator: one request at a time, one AR per cycle (bursts of <= MaxBurstBeats,
+//                  no 4 KiB crossing), at most MaxReadBursts bursts in flight and
+//                  ReadRequestsInFlight requests with data outstanding. Data: the first beat of a
+//                  burst ReadLatency cycles after its AR, beats in order, at most one per cycle
+//                  and as the memory's bandwidth allows (Bandwidth, WriteBandwidth below).
+//   load engine    (nmsa_load) takes a LOAD when its token is there and its request register is
+//                  free; the request goes to the DMA while up to PendingLoads earlier LOADs still
+//                  wait for data. A LOAD finishes (and pushes) with its last beat.
+//   compute engine (nmsa_compute) loader: takes a tile when its tokens are there, the previous
+//                  tile left the loader and its weight bank is no longer read by the array (the
+//                  tile two before ended L + 1 cycles ago); Rows + 2 cycles later the tile is
+//                  ready, and the streamer starts it in the cycle after the previous tile's last
+//                  issue (no bubble). A beat enters the array 2 cycles after its issue; tokens are
+//                  pushed when the tile's last result is in the accumulators, L + 1 cycles after
+//                  its last beat entered.
+//   store engine   (nmsa_store) 2 cycles of setup, its write request, then per row 1 read cycle,
+//                  1 epilogue cycle and the row's beats (each after its burst's AW, with at most
+//                  MaxWriteBursts bursts awaiting their response, and as the bandwidth left by
+//                  reads allows); it finishes 2 cycles after the last write response
+//                  (WriteLatency after the last beat).
+// Not modelled: reads delayed by writes that drained the bandwidth before them, which only
+// happens below one beat per cycle; the host memory's own limits on bursts in flight (assumed
+// at least the DMA's); random back-pressure.
+
+constexpr std::int64_t NEVER = std::numeric_limits<std::int64_t>::max() / 4;
+
+// Per-command times of one simulated run.
+struct CommandTimes {
+  std::int64_t dispatch = NEVER;  // handed to its engine's queue
+  std::int64_t accept = NEVER;    // taken by its engine (tokens popped)
+};
+
+// One direction's view of the host memory's bandwidth (tb/src/axi_memory.cpp): a token bucket
+// that gains `rate` bytes per cycle, holds at most rate + 2 beats, and lets a beat through in a
+// cycle that starts with at least a beat's worth of tokens. Beats are placed in increasing cycles.
+class Bandwidth {
+ public:
+  Bandwidth(double rate, double beat)
+      : rate_(rate), beat_(beat), cap_(rate + 2 * beat), level_(rate + 2 * beat) {}
+
+  // The cycle of the next beat, at `t` or later.
+  std::int64_t place(std::int64_t t) {
+    t = std::max(t, at_);
+    if (rate_ >= beat_) {  // never short of tokens: one beat per cycle
+      at_ = t + 1;
+      return t;
+    }
+    double level = std::min(level_ + rate_ * static_cast<double>(t - at_), cap_);
+    if (level < beat_) {
+      const auto wait = static_cast<std::int64_t>(std::ceil((beat_ - level) / rate_));
+      t += wait;
+      level = std::min(level + rate_ * static_cast<double>(wait), cap_);
+    }
+    level_ = std::min(level - beat_ + rate_, cap_);  // the tokens at the start of cycle t + 1
+    at_ = t + 1;
+    return t;
+  }
+
+  bool one_per_cycle() const { return rate_ >= beat_; }
+
+  // The cycle of the last of `n` beats from `t` on.
+  std::int64_t place(std::int64_t t, std::int64_t n) {
+    if (rate_ >= beat_) {
+      t = std::max(t, at_);
+      at_ = t + n;
+      return t + n - 1;
+    }
+    for (std::int64_t k = 0; k < n; ++k) t = place(t) + 1;
+    return t - 1;
+  }
+
+ private:
+  double rate_, beat_, cap_, level_;
+  std::int64_t at_ = 0;  // the first cycle not yet decided
+};
+
+// The write direction's view of the same bucket. In a cycle the memory serves a due read beat
+// first and a write beat only if a beat's worth of tokens is left, so a write beat is placed
+// once every read beat up to its cycle is known (`limit`): from rate >= 1 beat per cycle on,
+// reads then never wait for writes and both directions are exact; below that, writes that drain
+// the bucket before a read are not charged to it. From 2 beats per cycle on nothing is shared
+// and write beats are placed at once.
+class WriteBandwidth {
+ public:
+  WriteBandwidth(double rate, double beat)
+      : rate_(rate), beat_(beat), cap_(rate + 2 * beat), level_(rate + 2 * beat),
+        shared_(rate < 2 * beat), alone_(rate, beat) {}
+
+  bool shared() const { return shared_; }
+  std::int64_t decided() const { return at_; }
+
+  // Read beats in cycles [first, last], in increasing order.
+  void reads(std::int64_t first, std::int64_t last) {
+    if (!shared_ || last < at_) return;
+    if (!runs_.empty() && runs_.back().second + 1 >= first) {
+      runs_.back().second = std::max(runs_.back().second, last);
+    } else {
+      runs_.push_back({first, last});
+    }
+  }
+
+  // The cycle of the next write beat, at `t` or later, or NEVER if it is after `limit` (cycles
+  // inside a run of read beats already placed are known further on).
+  std::int64_t place(std::int64_t t, std::int64_t limit) {
+    if (!shared_) return alone_.place(t);
+    for (;;) {
+      while (!runs_.empty() && runs_.front().second < at_) runs_.pop_front();
+      const bool read = !runs_.empty() && runs_.front().first <= at_;
+      if (!read && at_ > limit) return NEVER;  // reads may still be placed here
+      if (at_ < t) {
+        // No write before t: up to the next read beat, or through the run of read beats.
+        std::int64_t to = std::min(t, read ? runs_.front().second + 1 : limit + 1);
+        if (!read && !runs_.empty()) to = std::min(to, runs_.front().first);
+        advance(to, read ? rate_ - beat_ : rate_);
+      } else if (!read) {
+        if (level_ >= beat_) return take(0.0);
+        advance(at_ + 1, rate_);
+      } else if (level_ >= 2 * beat_) {
+        return take(beat_);
+      } else {
+        // Blocked by reads: skip the cycles of the run in which the level stays short.
+        std::int64_t to = runs_.front().second + 1;
+        if (rate_ > beat_) {
+          to = std::min(to, at_ + static_cast<std::int64_t>(
+                                      std::ceil((2 * beat_ - level_) / (rate_ - beat_))));
+        }
+        advance(to, rate_ - beat_);
+      }
+    }
+  }
+
+ private:
+  // Cycles [at_, to) that gain `gain` tokens each (the refill, minus a read beat if any).
+  void advance(std::int64_t to, double gain) {
+    level_ = std::min(level_ + gain * static_cast<double>(to - at_), cap_);
+    at_ = to;
+  }
+
+  // A write beat in cycle at_, after `read` tokens of a read beat.
+  std::int64_t take(double read) {
+    level_ = std::min(level_ - read - beat_ + rate_, cap_);
+    return at_++;
+  }
+
+  double rate_, beat_, cap_, level_;
+  bool shared_;
+  Bandwidth alone_;
+  std::int64_t at_ = 0;  // the first cycle not yet accounted for
+  std::deque<std::pair<std::int64_t, std::int64_t>> runs_;
+};
+
+class PerfSim {
+ public:
+  PerfSim(const DeviceCaps& caps, const std::vector<Command>& cmds, std::uint64_t cmd_addr,
+          const PerfModelParams& p)
+      : caps_(caps), cmds_(cmds), cmd_addr_(cmd_addr), p_(p) {
+    n_ = static_cast<int>(cmds.size());
+    axi_ = caps.axi_bytes();
+    cmd_beats_ = static_cast<int>(isa::COMMAND_BYTES) / axi_;
+    const double bw = p.dma_bytes_per_cycle > 0 ? p.dma_bytes_per_cycle : axi_;
+    read_bw_ = Bandwidth(bw, axi_);
+    write_bw_ = WriteBandwidth(bw, axi_);
+    chunk_ = std::max(1, p.fetch_chunk_commands);
+    fifo_cmds_ = chunk_ * std::max(1, p.fetch_chunks);
+    times_.assign(static_cast<std::size_t>(n_), CommandTimes{});
+    have_.assign(static_cast<std::size_t>(n_), NEVER);
+    beat_arr_.assign(static_cast<std::size_t>(n_) * static_cast<std::size_t>(cmd_beats_), NEVER);
+    for (int i = 0; i < n_; ++i) {
+      const int e = static_cast<int>(engine_of(cmds[static_cast<std::size_t>(i)].opcode));
+      engine_.push_back(e);
+      qpos_.push_back(static_cast<int>(elist_[static_cast<std::size_t>(e)].size()));
+      elist_[static_cast<std::size_t>(e)].push_back(i);
+    }
+    load_fin_.assign(elist_[0].size(), NEVER);
+    n_chunks_ = (n_ + chunk_ - 1) / chunk_;
+  }
+
+  enum class Outcome { DONE, OVER_LIMIT, STUCK };
+  // Runs the program, or stops once it is sure to take more than `limit` cycles. STUCK: no
+  // command can ever start again (a stream the device would report as BAD_DEPS).
+  Outcome run(double limit) {
+    std::int64_t t = 0;
+    for (;;) {
+      const Due due = next();
+      const std::int64_t nt = due.earliest(rq_ == NONE);
+      if (nt >= NEVER) return Outcome::STUCK;
+      t = std::max(nt, t + 1);
+      // Unfinished work in cycle t: the total is at least t + 1.
+      if (static_cast<double>(t) + 1 > limit) return Outcome::OVER_LIMIT;
+      step(t, due);
+      if (finished()) return Outcome::DONE;
+    }
+  }
+
+  std::int64_t total() const { return end_ + 1; }
+  std::int64_t first_beat() const { return first_beat_; }
+  std::int64_t last_beat() const { return last_beat_; }
+
+ private:
+  enum Owner { NONE, FETCH, LOADER };
+  static constexpr int LC = 0, CL = 1, CS = 2, SC = 3;  // token counters (docs/isa.md)
+
+  const Command& cmd(int i) const { return cmds_[static_cast<std::size_t>(i)]; }
+  int n_loads() const { return static_cast<int>(elist_[0].size()); }
+  int n_computes() const { return static_cast<int>(elist_[1].size()); }
+  int n_stores() const { return static_cast<int>(elist_[2].size()); }
+
+  bool finished() const {
+    return d_ == n_ && li_ == n_loads() && pend_ < 0 && rq_ == NONE && ci_ == n_computes() &&
+           si_ == n_stores() && st_.cmd < 0;
+  }
+
+  // --- tokens: push cycles per counter (a push in cycle p is visible from p + 1) -------------
+  std::int64_t token_time(int k) const {
+    const auto& v = push_[static_cast<std::size_t>(k)];
+    const std::size_t used = popped_[static_cast<std::size_t>(k)];
+    return used < v.size() ? v[used] + 1 : NEVER;
+  }
+  void push(int k, std::int64_t at) { push_[static_cast<std::size_t>(k)].push_back(at); }
+  void pop(int k) { ++popped_[static_cast<std::size_t>(k)]; }
+
+  // --- command fetch and dispatch ---------------------------------------------------------------
+  int chunk_cmds(int j) const { return std::min(chunk_, n_ - j * chunk_); }
+
+  std::int64_t fetch_valid_time() const {
+    if (next_chunk_ >= n_chunks_) return NEVER;
+    std::int64_t t = std::max<std::int64_t>(1, last_fetch_take_ + 1);
+    // Room in the beat FIFO: every command up to `room_after` taken out of it.
+    const int room_after = next_chunk_ * chunk_ + chunk_cmds(next_chunk_) - fifo_cmds_ - 1;
+    if (room_after >= 0) t = std::max(t, have_time(room_after));
+    return t;
+  }
+
+  // The cycle command c is assembled (all its beats out of the FIFO), or NEVER if not known yet.
+  std::int64_t have_time(int c) const {
+    std::int64_t& h = have_[static_cast<std::size_t>(c)];
+    if (h < NEVER) return h;
+    std::int64_t p = c == 0 ? 0 : times_[static_cast<std::size_t>(c) - 1].dispatch;
+    if (p >= NEVER) return NEVER;
+    for (int k = 0; k < cmd_beats_; ++k) {
+      const std::int64_t a =
+          beat_arr_[static_cast<std::size_t>(c) * static_cast<std::size_t>(cmd_beats_) +
+                    static_cast<std::size_t>(k)];
+      if (a >= NEVER) return NEVER;
+      p = std::max(p + 1, a + 1);  // one pop per cycle, the cycle after the beat arrived
+    }
+    h = p + 1;
+    return h;
+  }
+
+  // The earliest cycle the engine queue of command c has room for it.
+  std::int64_t queue_room_time(int c) const {
+    const int e = engine_[static_cast<std::size_t>(c)];
+    const int pos = qpos_[static_cast<std::size_t>(c)];
+    if (pos < p_.queue_depth) return 0;
+    const int older = elist_[static_cast<std::size_t>(e)]
+                            [static_cast<std::size_t>(pos - p_.queue_depth)];
+    const std::int64_t a = times_[static_cast<std::size_t>(older)].accept;
+    return a >= NEVER ? NEVER : a + 1;
+  }
+
+  std::int64_t dispatch_time() const {
+    if (d_ >= n_) return NEVER;
+    return std::max(have_time(d_), queue_room_time(d_));
+  }
+
+  // --- read DMA -----------------------------------------------------------------------------
+  std::int64_t handshake_time() const {
+    if (rq_ == NONE) return NEVER;
+    std::int64_t t = std::max(rq_time_ + 1, dma_free_);
+    const std::size_t n = req_end_.size();
+    const auto depth = static_cast<std::size_t>(p_.read_requests_in_flight);
+    if (n >= depth) t = std::max(t, req_end_[n - depth] + 1);
+    return t;
+  }
+
+  std::int64_t load_request_time() const {
+    if (pend_ < 0) return NEVER;
+    std::int64_t t = pend_acc_ + 1;
+    if (fired_ >= p_.pending_loads) {
+      const std::int64_t f = load_fin_[static_cast<std::size_t>(fired_ - p_.pending_loads)];
+      t = std::max(t, f >= NEVER ? NEVER : f + 1);
+    }
+    return t;
+  }
+
+  // Issues the bursts of a request the DMA takes in cycle h; returns its last beat's cycle and
+  // appends every beat's cycle to `beats` if given.
+  std::int64_t read_request(std::int64_t h, std::uint64_t addr, std::uint64_t row_bytes,
+                            std::uint64_t rows, std::uint64_t stride,
+                            std::vector<std::int64_t>* beats) {
+    std::int64_t ar = h;
+    std::int64_t end = h;
+    const auto a = static_cast<std::uint64_t>(axi_);
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      std::uint64_t at = addr + r * stride;
+      std::uint64_t left = row_bytes / a;
+      while (left > 0) {
+        const std::uint64_t to_4k = (4096 - at % 4096) / a;
+        const std::uint64_t n =
+            std::min({left, static_cast<std::uint64_t>(p_.max_burst_beats), to_4k});
+        ar += 1;
+        const std::size_t b = burst_end_.size();
+        const auto limit = static_cast<std::size_t>(p_.max_read_bursts);
+        if (b >= limit) ar = std::max(ar, burst_end_[b - limit] + 1);
+        // Data in order on the R channel, the first beat ReadLatency cycles after the AR.
+        const std::int64_t first = ar + p_.dma_read_latency;
+        if (beats == nullptr && read_bw_.one_per_cycle()) {
+          end = read_bw_.place(first, static_cast<std::int64_t>(n));
+          write_bw_.reads(end - static_cast<std::int64_t>(n) + 1, end);
+        } else {
+          for (std::uint64_t k = 0; k < n; ++k) {
+            end = read_bw_.place(k == 0 ? first : end + 1);
+            write_bw_.reads(end, end);
+            if (beats != nullptr) beats->push_back(end);
+          }
+        }
+        burst_end_.push_back(end);
+        left -= n;
+        at += n * a;
+      }
+    }
+    dma_free_ = ar + 1;
+    req_end_.push_back(end);
+    return end;
+  }
+
+  void handshake(std::int64_t h) {
+    if (rq_ == FETCH) {
+      const int j = rq_id_;
+      const int first = j * chunk_;
+      const int nc = chunk_cmds(j);
+      fetch_beats_.clear();
+      read_request(h, cmd_addr_ + static_cast<std::uint64_t>(first) * isa::COMMAND_BYTES,
+                   static_cast<std::uint64_t>(nc) * isa::COMMAND_BYTES, 1, 0, &fetch_beats_);
+      std::copy(fetch_beats_.begin(), fetch_beats_.end(),
+                beat_arr_.begin() + static_cast<std::ptrdiff_t>(first) * cmd_beats_);
+    } else {
+      const int i = elist_[0][static_cast<std::size_t>(rq_id_)];
+      const Command& c = cmd(i);
+      const std::int64_t end =
+          read_request(h, c.host_address, c.bytes_per_row, c.rows, c.host_stride, nullptr);
+      load_fin_[static_cast<std::size_t>(rq_id_)] = end;
+      if (c.push_next) push(LC, end);
+      end_ = std::max(end_, end);
+    }
+    rq_ = NONE;
+  }
+
+  // --- engines ------------------------------------------------------------------------------
+  std::int64_t load_accept_time() const {
+    if (li_ >= n_loads() || pend_ >= 0) return NEVER;  // a pending request frees it when fired
+    const int i = elist_[0][static_cast<std::size_t>(li_)];
+    std::int64_t t = times_[static_cast<std::size_t>(i)].dispatch;
+    t = t >= NEVER ? NEVER : t + 1;
+    if (cmd(i).pop_next) t = std::max(t, token_time(CL));
+    return t;
+  }
+
+  std::int64_t compute_accept_time() const {
+    if (ci_ >= n_computes()) return NEVER;
+    const int i = elist_[1][static_cast<std::size_t>(ci_)];
+    const Command& c = cmd(i);
+    std::int64_t t = times_[static_cast<std::size_t>(i)].dispatch;
+    t = t >= NEVER ? NEVER : t + 1;
+    if (c.pop_prev) t = std::max(t, token_time(LC));
+    if (c.pop_next) t = std::max(t, token_time(SC));
+    return std::max({t, loader_free_, bank_free_[static_cast<std::size_t>(ci_ % 2)]});
+  }
+
+  void compute_accept(std::int64_t a) {
+    const int i = elist_[1][static_cast<std::size_t>(ci_)];
+    const Command& c = cmd(i);
+    if (c.pop_prev) pop(LC);
+    if (c.pop_next) pop(SC);
+    const std::int64_t lat = caps_.latency();
+    // Rows record reads and writes plus the handoff, then the streamer takes it in the cycle
+    // of the previous tile's last issue at the earliest.
+    const std::int64_t take = std::max(a + caps_.rows + 2, stream_free_);
+    const std::int64_t beats = c.beats;
+    loader_free_ = take + 1;
+    stream_free_ = take + beats;
+    const std::int64_t done = take + beats + lat + 2;  // last row written to the accumulators
+    bank_free_[static_cast<std::size_t>(ci_ % 2)] = done;
+    if (c.push_prev) push(CL, done);
+    if (c.push_next) push(CS, done);
+    first_beat_ = std::min(first_beat_, take + 2);
+    last_beat_ = std::max(last_beat_, take + beats + 1);
+    end_ = std::max(end_, done);
+    times_[static_cast<std::size_t>(i)].accept = a;
+    ++ci_;
+  }
+
+  std::int64_t store_accept_time() const {
+    if (si_ >= n_stores() || st_.cmd >= 0) return NEVER;
+    const int i = elist_[2][static_cast<std::size_t>(si_)];
+    std::int64_t t = times_[static_cast<std::size_t>(i)].dispatch;
+    t = t >= NEVER ? NEVER : t + 1;
+    if (cmd(i).pop_prev) t = std::max(t, token_time(CS));
+    return std::max(t, store_free_);
+  }
+
+  void store_accept(std::int64_t s) {
+    const int i = elist_[2][static_cast<std::size_t>(si_)];
+    const Command& c = cmd(i);
+    if (c.pop_prev) pop(CS);
+    times_[static_cast<std::size_t>(i)].accept = s;
+    ++si_;
+    const int row_bytes = caps_.cols * (c.int32_output ? 4 : 1);
+    st_ = StoreRun{};
+    st_.cmd = i;
+    st_.rows = c.rows;
+    st_.row_beats = (row_bytes + axi_ - 1) / axi_;
+    // Parameters read (1 cycle), request presented; the DMA takes it once its previous
+    // request's AWs are all out. Then the first row is read.
+    st_.aw = std::max(s + 2, dw_free_);
+    st_.row_read = st_.aw + 1;
+  }
+
+  // Places the running STORE's write beats up to cycle `limit`; finishes it after its last one.
+  void store_advance(std::int64_t limit) {
+    const auto bursts = static_cast<std::size_t>(p_.max_write_bursts);
+    while (st_.cmd >= 0) {
+      if (st_.burst_left == 0) {
+        if (st_.left == 0) {
+          if (st_.row == st_.rows) {
+            store_finish();
+            return;
+          }
+          st_.left = st_.row_beats;
+          st_.next = st_.row_read + 2;  // read cycle, epilogue cycle
+        }
+        // The AW of a burst goes out one cycle after the previous one, once fewer than
+        // MaxWriteBursts bursts wait for their response; its W beats follow it.
+        st_.burst_left = std::min(st_.left, p_.max_burst_beats);
+        st_.aw += 1;
+        const std::size_t nb = write_b_.size();
+        if (nb >= bursts) st_.aw = std::max(st_.aw, write_b_[nb - bursts] + 1);
+        st_.next = std::max(st_.next, st_.aw + 1);
+      }
+      const std::int64_t w = write_bw_.place(st_.next, limit);
+      if (w >= NEVER) return;
+      st_.w = w;
+      st_.next = w + 1;
+      --st_.left;
+      if (--st_.burst_left == 0) {
+        last_b_ = std::max(w + std::max(1, p_.dma_write_latency), last_b_ + 1);
+        write_b_.push_back(last_b_);
+      }
+      if (st_.left == 0) {
+        st_.row_read = w + 1;
+        ++st_.row;
+      }
+    }
+  }
+
+  void store_finish() {
+    // Completion pulse one cycle after the last response; the engine is idle the cycle after.
+    const std::int64_t done = last_b_ + 1;
+    if (cmd(st_.cmd).push_prev) push(SC, done);
+    store_free_ = done + 1;
+    end_ = std::max(end_, done + 1);
+    dw_free_ = st_.aw + 1;
+    st_.cmd = -1;
+  }
+
+  // Write beats can be placed up to the last cycle whose read beats are all known: a read
+  // request taken in cycle t has its first beat ReadLatency + 1 cycles later at the earliest.
+  // Nothing else depends on them, so they are placed in the cycle before the next one is due,
+  // a ReadLatency's worth at a time.
+  std::int64_t write_horizon(std::int64_t t) const {
+    return write_bw_.shared() ? t + p_.dma_read_latency : NEVER;
+  }
+
+  std::int64_t store_next_time() const {
+    if (st_.cmd < 0) return NEVER;
+    return std::max(st_.next, write_bw_.decided()) - 1;
+  }
+
+  // --- one cycle ----------------------------------------------------------------------------
+  // The earliest cycle each component can act in, as far as known after the last step.
+  struct Due {
+    std::int64_t handshake, fetch, load_request, load_accept, dispatch, compute, store, store_run;
+    std::int64_t earliest(bool rq_free) const {
+      // The request register takes a request once it is free and one is valid.
+      const std::int64_t take =
+          std::max(rq_free ? 0 : handshake, std::min(fetch, load_request));
+      return std::min({handshake, take, load_accept, dispatch, compute, store, store_run});
+    }
+  };
+
+  Due next() const {
+    return Due{handshake_time(),      fetch_valid_time(), load_request_time(),
+               load_accept_time(),    dispatch_time(),    compute_accept_time(),
+               store_accept_time(),   store_next_time()};
+  }
+
+  // Cycle t, with `due` computed before it. Within a cycle, only the request register's
+  // handover and the load engine's accept depend on each other; every other effect of an action
+  // counts from the next cycle on, so `due` still decides the rest.
+  void step(std::int64_t t, const Due& due) {
+    // Read DMA: the request register hands its request over and can take a new one in the same
+    // cycle; the command fetch wins over the load engine.
+    bool rq_free = rq_ == NONE;
+    if (!rq_free && due.handshake <= t) {
+      handshake(t);
+      rq_free = true;
+    }
+    bool fired = false;
+    if (rq_free) {
+      if (due.fetch <= t) {
+        rq_ = FETCH;
+        rq_id_ = next_chunk_++;
+        rq_time_ = t;
+        last_fetch_take_ = t;
+      } else if (due.load_request <= t) {
+        rq_ = LOADER;
+        rq_id_ = pend_;
+        rq_time_ = t;
+        pend_ = -1;
+        ++fired_;
+        fired = true;
+      }
+    }
+    // Load engine: takes the next LOAD once its request register is free (also in the cycle
+    // its previous request fired).
+    if ((fired ? load_accept_time() : due.load_accept) <= t) {
+      const int i = elist_[0][static_cast<std::size_t>(li_)];
+      if (cmd(i).pop_next) pop(CL);
+      pend_ = li_;
+      pend_acc_ = t;
+      times_[static_cast<std::size_t>(i)].accept = t;
+      ++li_;
+    }
+    if (due.dispatch <= t) {
+      times_[static_cast<std::size_t>(d_)].dispatch = t;
+      ++d_;
+    }
+    if (due.compute <= t) compute_accept(t);
+    if (due.store <= t) store_accept(t);
+    store_advance(write_horizon(t));
+  }
+
+  const DeviceCaps& caps_;
+  const std::vector<Command>& cmds_;
+  std::uint64_t cmd_addr_;
+  PerfModelParams p_;
+  int n_ = 0, axi_ = 8, cmd_beats_ = 4, chunk_ = 8, fifo_cmds_ = 16, n_chunks_ = 0;
+  Bandwidth read_bw_{0, 8};
+  WriteBandwidth write_bw_{0, 8};
+
+  std::vector<CommandTimes> times_;
+  std::array<std::vector<int>, 3> elist_;  // commands of each engine, in stream order
+  std::vector<int> engine_;                // engine of each command
+  std::vector<int> qpos_;                  // position of each command in its engine's list
+  mutable std::vector<std::int64_t> have_;
+  std::vector<std::int64_t> beat_arr_;  // arrival cycle of every command beat
+  std::vector<std::int64_t> fetch_beats_;
+
+  // Fetch and dispatch.
+  int next_chunk_ = 0;
+  std::int64_t last_fetch_take_ = -NEVER;
+  int d_ = 0;
+
+  // Read DMA.
+  Owner rq_ = NONE;
+  int rq_id_ = 0;
+  std::int64_t rq_time_ = 0;
+  std::int64_t dma_free_ = 0;
+  std::vector<std::int64_t> burst_end_, req_end_;
+
+  // Load engine.
+  int li_ = 0, pend_ = -1, fired_ = 0;
+  std::int64_t pend_acc_ = 0;
+  std::vector<std::int64_t> load_fin_;
+
+  // Compute engine.
+  int ci_ = 0;
+  std::int64_t loader_free_ = 0, stream_free_ = 0;
+  std::array<std::int64_t, 2> bank_free_{{0, 0}};
+
+  // Store engine and write DMA.
+  int si_ = 0;
+  struct StoreRun {
+    int cmd = -1;  // the running STORE; -1: none
+    int rows = 0, row_beats = 0;
+    int row = 0;         // rows done
+    int left = 0;        // beats of the current row not yet placed
+    int burst_left = 0;  // beats of the current burst not yet placed
+    std::int64_t row_read = 0, next = 0, aw = 0, w = 0;
+  };
+  StoreRun st_;
+  std::int64_t store_free_ = 0, dw_free_ = 0, last_b_ = 0;
+  std::vector<std::int64_t> write_b_;  // response cycle of every write burst
+
+  std::array<std::vector<std::int64_t>, 4> push_;
+  std::array<std::size_t, 4> popped_{};
+  std::int64_t first_beat_ = NEVER, last_beat_ = 0, end_ = 0;
+};
+
+// The prediction for a command stream at `cmd_addr`; nothing if it takes more than `limit` cycles.
+std::optional<CyclePrediction> predict(
+    const DeviceCaps& caps, const Geometry& g, const std::vector<Command>& cmds,
+    std::uint64_t cmd_addr, const PerfModelParams& params,
+    double limit = std::numeric_limits<double>::infinity()) {
+  CyclePrediction p;
+  const double bw = params.dma_bytes_per_cycle > 0 ? params.dma_bytes_per_cycle : caps.axi_bytes();
+  const int lat = caps.latency();
+  PerfSim sim(caps, cmds, cmd_addr, params);
+  switch (sim.run(limit)) {
+    case PerfSim::Outcome::DONE:
+      break;
+    case PerfSim::Outcome::OVER_LIMIT:
+      return std::nullopt;
+    case PerfSim::Outcome::STUCK:
+      throw std::logic_error("cycle model: the command stream cannot finish (token deadlock)");
+  }
+  p.total = static_cast<std::uint64_t>(sim.total());
+  const std::int64_t first = std::min(sim.first_beat(), sim.total());
+  const std::int64_t last = std::max(first, std::min(sim.last_beat() + 1, sim.total()));
+  p.startup = static_cast<std::uint64_t>(first);
+  p.steady = static_cast<std::uint64_t>(last - first);
+  p.tail = static_cast<std::uint64_t>(sim.total() - last);
+  double beats = 0, bubbles = 0, bytes = 0;
+  for (const Command& c : cmds) {
+    bytes += isa::COMMAND_BYTES;
+    if (c.opcode == Opcode::LOAD) bytes += static_cast<double>(c.rows) * c.bytes_per_row;
+    if (c.opcode == Opcode::STORE) bytes += static_cast<double>(c.rows) * g.out_row_bytes;
+    if (c.opcode != Opcode::COMPUTE) continue;
+    beats += c.beats;
+    if (c.beats < lat + caps.rows) bubbles += (lat + caps.rows - c.beats) / 2.0;
+  }
+  p.bubble_cycles = static_cast<std::uint64_t>(std::llround(bubbles));
+  p.compute_cycles = static_cast<std::uint64_t>(std::llround(beats + bubbles)) +
+                     static_cast<std::uint64_t>(caps.rows + lat);
+  p.dma_cycles = static_cast<std::uint64_t>(std::llround(bytes / bw));
+  const double peak =
+      static_cast<double>(caps.rows) * caps.cols * (g.dense ? caps.pattern.n : caps.pattern.m);
+  p.ideal_cycles =
+      static_cast<std::uint64_t>(std::ceil(static_cast<double>(g.rows) * static_cast<double>(g.k) *
+                                           static_cast<double>(g.n_out) / peak));
+  return p;
+}
+
+// --- plan ranking without a memory ---------------------------------------------------------------
+//
+// When the caller does not say which memory the program will run with (GemmOptions::memory),
+// plans are ranked by this estimate, as they always were, so that such callers keep their
+// command streams. Ranking by predict() for a guessed memory (the PerfModelParams defaults)
+// instead picks plans that are faster on memories like the guess but can be much slower on
+// others: e.g. activation LOADs of one entry per row make 4-beat bursts, which 16 bursts in
+// flight cannot stream at a read latency of 100. The program runs as a sequence of
+// windows, one per weight batch: while the array computes the tiles of batch j, the DMA brings in
+// what batch j+1 needs and writes back finished blocks. A window takes max(compute, DMA) cycles:
 //   compute = its beats (one per cycle) plus the bubbles of docs/architecture.md section 8: a
 //             tile of T < L + Rows beats cannot hide the next tile's weight load, and costs on
 //             average (L + Rows - T) / 2 idle cycles;
-//   DMA     = (bytes of the LOADs and STOREs issued in it + 32 per command fetched) / bandwidth
-//             (reads and writes share one beat per cycle).
+//   DMA     = (bytes of the LOADs and STOREs issued in it + 32 per command fetched) / bandwidth.
 // Before the first beat: the read latency, the commands and data the first tile needs, and the
 // Rows cycles of its weight load into the array. After the last beat: the array latency L, the
-// STOREs that follow, and the write latency.
-CyclePrediction predict(const DeviceCaps& caps, const Geometry& g, const Emitted& prog,
-                        const PerfModelParams& params) {
-  CyclePrediction p;
+// STOREs that follow, and the write latency. (It ignores the command fetch, the store engine's
+// per-row cost and the DMA's burst limits, so its cycles are no prediction.)
+std::uint64_t window_estimate(const DeviceCaps& caps, const Geometry& g, const Emitted& prog,
+                              const PerfModelParams& params) {
   const double bw = params.dma_bytes_per_cycle > 0 ? params.dma_bytes_per_cycle : caps.axi_bytes();
   const int lat = caps.latency();
   auto bytes_of = [&](const Command& c) -> double {
@@ -725,12 +1393,11 @@ CyclePrediction predict(const DeviceCaps& caps, const Geometry& g, const Emitted
   for (std::size_t i = 0; i < prog.cmds.size(); ++i) {
     if (prog.cmds[i].opcode == Opcode::COMPUTE) last_compute = i;
   }
-  double startup_bytes = 0, tail_bytes = 0, total_bytes = 0, beats = 0, bubbles = 0;
+  double startup_bytes = 0, tail_bytes = 0;
   std::vector<double> w_compute, w_dma;
   for (std::size_t i = 0; i < prog.cmds.size(); ++i) {
     const Command& c = prog.cmds[i];
     const double bytes = bytes_of(c) + isa::COMMAND_BYTES;
-    total_bytes += bytes;
     const int w = prog.window[i];
     if (w < 0) {
       startup_bytes += bytes;
@@ -748,30 +1415,17 @@ CyclePrediction predict(const DeviceCaps& caps, const Geometry& g, const Emitted
     if (c.opcode == Opcode::COMPUTE) {
       const double t = c.beats;
       const double bubble = t < lat + caps.rows ? (lat + caps.rows - t) / 2.0 : 0.0;
-      beats += t;
-      bubbles += bubble;
       w_compute[static_cast<std::size_t>(w)] += t + bubble;
     }
   }
   double steady = 0;
   for (std::size_t w = 0; w < w_compute.size(); ++w)
     steady += std::max(w_compute[w], w_dma[w] / bw);
-  p.startup = static_cast<std::uint64_t>(
-      std::llround(params.dma_read_latency + startup_bytes / bw + caps.rows));
-  p.steady = static_cast<std::uint64_t>(std::llround(steady));
-  p.tail =
-      static_cast<std::uint64_t>(std::llround(lat + tail_bytes / bw + params.dma_write_latency));
-  p.total = p.startup + p.steady + p.tail;
-  p.bubble_cycles = static_cast<std::uint64_t>(std::llround(bubbles));
-  p.compute_cycles = static_cast<std::uint64_t>(std::llround(beats + bubbles)) +
-                     static_cast<std::uint64_t>(caps.rows + lat);
-  p.dma_cycles = static_cast<std::uint64_t>(std::llround(total_bytes / bw));
-  const double peak =
-      static_cast<double>(caps.rows) * caps.cols * (g.dense ? caps.pattern.n : caps.pattern.m);
-  p.ideal_cycles =
-      static_cast<std::uint64_t>(std::ceil(static_cast<double>(g.rows) * static_cast<double>(g.k) *
-                                           static_cast<double>(g.n_out) / peak));
-  return p;
+  return static_cast<std::uint64_t>(
+             std::llround(params.dma_read_latency + startup_bytes / bw + caps.rows)) +
+         static_cast<std::uint64_t>(std::llround(steady)) +
+         static_cast<std::uint64_t>(
+             std::llround(lat + tail_bytes / bw + params.dma_write_latency));
 }
 
 // --- planning ----------------------------------------------------------------------------------
@@ -855,8 +1509,11 @@ struct Chosen {
   CyclePrediction cycles;
 };
 
+// The plan (options.plan, or the best candidate) and its program with dummy addresses; with
+// `want_cycles`, also its prediction for `params`. Candidates are ranked for options.memory by
+// predict() when it is given, else by window_estimate() with `params`.
 Chosen choose_plan(const DeviceCaps& caps, const Geometry& g, const GemmOptions& options,
-                   const PerfModelParams& params) {
+                   const PerfModelParams& params, bool want_cycles) {
   if (options.plan) {
     const std::string problem = plan_problem(caps, g, *options.plan);
     if (!problem.empty()) {
@@ -866,7 +1523,7 @@ Chosen choose_plan(const DeviceCaps& caps, const Geometry& g, const GemmOptions&
     Chosen c;
     c.plan = *options.plan;
     c.program = Emitter(caps, g, c.plan, dummy_addresses()).run();
-    c.cycles = predict(caps, g, c.program, params);
+    if (want_cycles) c.cycles = *predict(caps, g, c.program.cmds, 0, params);
     return c;
   }
   std::vector<TilingPlan> plans = candidate_plans(caps, g);
@@ -890,28 +1547,35 @@ Chosen choose_plan(const DeviceCaps& caps, const Geometry& g, const GemmOptions&
     if (qa != qb) return qa < qb;
     return a.first.second < b.first.second;
   });
-  // The plan with the best score: predicted cycles plus a tenth of the DMA time, so that among
-  // plans about as fast the one that moves fewer bytes wins (the bus is shared and bytes cost
-  // energy) without giving up real speed.
-  auto score = [&caps, &params](const Chosen& c) {
-    const double bw =
-        params.dma_bytes_per_cycle > 0 ? params.dma_bytes_per_cycle : caps.axi_bytes();
-    return static_cast<double>(c.cycles.total) +
-           0.1 * static_cast<double>(c.program.stats.dma_bytes()) / bw;
-  };
+  // Build the most promising plans; the best score wins: cycles plus a tenth of the DMA time, so
+  // that among plans about as fast the one that moves fewer bytes wins (the bus is shared and
+  // bytes cost energy) without giving up real speed. A simulation stops as soon as its plan can
+  // no longer beat the best score so far.
+  const PerfModelParams& rank_params = options.memory ? *options.memory : params;
+  const double bw = rank_params.dma_bytes_per_cycle > 0 ? rank_params.dma_bytes_per_cycle
+                                                        : caps.axi_bytes();
   Chosen best;
   double best_score = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < ranked.size() && i < PLANS_BUILT; ++i) {
     Chosen c;
     c.plan = plans[ranked[i].second];
     c.program = Emitter(caps, g, c.plan, dummy_addresses()).run();
-    c.cycles = predict(caps, g, c.program, params);
-    const double sc = score(c);
-    if (sc < best_score) {
-      best_score = sc;
+    const double bytes_term = 0.1 * static_cast<double>(c.program.stats.dma_bytes()) / bw;
+    double cycles = 0;
+    if (options.memory) {
+      const std::optional<CyclePrediction> p =
+          predict(caps, g, c.program.cmds, 0, rank_params, best_score - bytes_term);
+      if (!p) continue;
+      cycles = static_cast<double>(p->total);
+    } else {
+      cycles = static_cast<double>(window_estimate(caps, g, c.program, rank_params));
+    }
+    if (cycles + bytes_term < best_score) {
+      best_score = cycles + bytes_term;
       best = std::move(c);
     }
   }
+  if (want_cycles) best.cycles = *predict(caps, g, best.program.cmds, 0, params);
   return best;
 }
 
@@ -961,7 +1625,7 @@ GemmEstimate estimate_gemm(const DeviceCaps& caps, Eigen::Index rows, Eigen::Ind
                            const PerfModelParams& params) {
   caps.validate();
   const Geometry g = make_geometry(caps, rows, k, n_out, options);
-  Chosen c = choose_plan(caps, g, options, params);
+  Chosen c = choose_plan(caps, g, options, params, true);
   return GemmEstimate{c.plan, c.program.stats, c.cycles};
 }
 
@@ -1059,7 +1723,7 @@ GemmProgram::GemmProgram(const DeviceCaps& caps, const MatrixI8& x, const Matrix
 
   // Plan with dummy addresses, then lay out memory and emit for real (the program does not depend
   // on the addresses except through them).
-  Chosen chosen = choose_plan(caps, g, options, PerfModelParams{});
+  Chosen chosen = choose_plan(caps, g, options, PerfModelParams{}, false);
   plan_ = chosen.plan;
   const std::uint64_t align = 64;
   Addresses addr;
@@ -1087,7 +1751,6 @@ GemmProgram::GemmProgram(const DeviceCaps& caps, const MatrixI8& x, const Matrix
   commands_ = std::move(prog.cmds);
   tiles_ = std::move(prog.tiles);
   stats_ = prog.stats;
-  window_ = std::move(prog.window);
   cmd_addr_ = mem.alloc(commands_.size() * isa::COMMAND_BYTES, align);
   for (std::size_t i = 0; i < commands_.size(); ++i) {
     const EncodedCommand bytes = encode(commands_[i]);
@@ -1100,10 +1763,7 @@ CyclePrediction GemmProgram::predict_cycles(const PerfModelParams& params) const
   o.mode = dense_ ? GemmMode::DENSE : GemmMode::SPARSE;
   if (!int32_output_) o.epilogue = EpilogueParams{};
   const Geometry g = make_geometry(caps_, rows_, k_, n_out_, o);
-  Emitted view;
-  view.cmds = commands_;
-  view.window = window_;
-  return predict(caps_, g, view, params);
+  return *predict(caps_, g, commands_, cmd_addr_, params);
 }
 
 std::uint64_t GemmProgram::weight_record_address(int block, int k_tile, int pe_row) const {

@@ -56,11 +56,36 @@ struct TilingPlan {
   bool operator==(const TilingPlan& o) const;
 };
 
+// Parameters of the cycle model (predict_cycles): the host memory, then the device's structure
+// (the defaults are those of rtl/; the array geometry and bus width come from DeviceCaps).
+struct PerfModelParams {
+  // Host memory.
+  // Bandwidth in bytes per cycle, shared by reads and writes as in tb::AxiMemoryConfig (a token
+  // bucket; reads first); 0: AXI_DATA_W / 8. Each direction moves at most one beat per cycle, so
+  // from 2 * AXI_DATA_W / 8 on (e.g. for a memory without a limit) nothing is shared.
+  double dma_bytes_per_cycle = 0;
+  int dma_read_latency = 24;   // cycles from a read burst's AR handshake to its first beat
+  int dma_write_latency = 16;  // cycles from a burst's last write beat to its response
+  // Device.
+  int max_burst_beats = 16;          // MaxBurstBeats of both DMA engines
+  int max_read_bursts = 16;          // read bursts in flight (MaxOutstanding)
+  int max_write_bursts = 16;         // write bursts awaiting their response (MaxOutstanding)
+  int read_requests_in_flight = 8;   // read requests with data outstanding (owner FIFO)
+  int queue_depth = 8;               // commands per engine queue
+  int fetch_chunk_commands = 8;      // commands per command-fetch request (nmsa_cmd ChunkCmds)
+  int fetch_chunks = 2;              // chunks the command beat FIFO holds
+  int pending_loads = 4;             // LOADs requested and waiting for data (nmsa_load PendDepth)
+};
+
 struct GemmOptions {
   GemmMode mode = GemmMode::SPARSE;
   std::optional<EpilogueParams> epilogue;  // INT8 output when set; INT32 accumulators otherwise
   bool relu = false;
-  std::optional<TilingPlan> plan;  // default: the plan with the fewest predicted cycles
+  std::optional<TilingPlan> plan;  // default: the best of a few candidate plans
+  // The host memory the program will run with: the candidate plans are then ranked by their
+  // predicted cycles on it (predict_cycles). Without it they are ranked by a coarse estimate, as
+  // before this option existed (see gemm_program.cpp).
+  std::optional<PerfModelParams> memory;
 };
 
 // Bytes the program moves (what the device's DMA counters will show).
@@ -80,19 +105,11 @@ struct ProgramStats {
   std::uint64_t dma_bytes() const { return dma_read_bytes() + output_bytes; }
 };
 
-// Parameters of the analytic cycle model (predict_cycles).
-struct PerfModelParams {
-  double dma_bytes_per_cycle =
-      0;                       // 0: AXI_DATA_W / 8 (one beat per cycle, reads and writes share it)
-  int dma_read_latency = 24;   // cycles from a read request to its first beat
-  int dma_write_latency = 16;  // cycles from the last write beat to its response
-};
-
 struct CyclePrediction {
   std::uint64_t total = 0;           // predicted cycles from START to DONE
   std::uint64_t startup = 0;         // until the first beat enters the array
-  std::uint64_t steady = 0;          // sum over weight batches of max(compute, DMA)
-  std::uint64_t tail = 0;            // drain after the last beat (array latency, last stores)
+  std::uint64_t steady = 0;          // from the first beat to the last beat into the array
+  std::uint64_t tail = 0;            // after the last beat (array latency, last stores)
   std::uint64_t compute_cycles = 0;  // beats + no-bubble-rule bubbles, ignoring DMA
   std::uint64_t bubble_cycles = 0;   // of which bubbles (tiles shorter than L + Rows)
   std::uint64_t dma_cycles = 0;      // all DMA bytes / bandwidth, ignoring compute
@@ -158,8 +175,6 @@ class GemmProgram {
   ProgramStats stats_;
   std::uint64_t x_addr_ = 0, w_addr_ = 0, e_addr_ = 0, o_addr_ = 0, cmd_addr_ = 0;
   std::uint64_t out_stride_ = 0, out_block_pitch_ = 0;
-  std::vector<int>
-      window_;  // per command: weight batch it is issued in (-1 = startup), for predict_cycles
 };
 
 // Plans and predicts without writing memory: the plan compile would choose (or `options.plan`)
@@ -169,6 +184,8 @@ struct GemmEstimate {
   ProgramStats stats;
   CyclePrediction cycles;
 };
+// `params` describes the host memory for the prediction (and for the plan's estimate when
+// `options.memory` is not given).
 GemmEstimate estimate_gemm(const DeviceCaps& caps, Eigen::Index rows, Eigen::Index k,
                            Eigen::Index n_out, const GemmOptions& options,
                            const PerfModelParams& params = {});
