@@ -79,6 +79,7 @@ ModeRun run_mode(const Args& args, nmsa::GemmMode mode, const nmsa::MatrixI8& x,
   nmsa::PerfModelParams perf;
   perf.dma_bytes_per_cycle = args.bytes_per_cycle;
   perf.dma_read_latency = static_cast<int>(args.latency);
+  perf.dma_write_latency = static_cast<int>(memory.write_latency);
 
   ModeRun run;
   run.predicted = program.predict_cycles(perf);

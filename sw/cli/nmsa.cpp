@@ -208,7 +208,11 @@ int cmd_gemm(const Options& o) {
     const nmsa::GemmProgram program(caps, x, w, options, dev->memory());
     ModeResult r;
     r.mode = which;
-    r.predicted = program.predict_cycles().total;
+    // The RTL backend's host memory answers after one cycle (nmsa::tb::make_rtl_device defaults).
+    nmsa::PerfModelParams perf;
+    perf.dma_read_latency = 1;
+    perf.dma_write_latency = 1;
+    r.predicted = program.predict_cycles(perf).total;
     nmsa::ProgressBar bar(which + " GEMM on " + dev->name(), r.predicted);
     r.run = dev->run(program.command_address(), program.command_count(),
                      [&bar](std::uint64_t cycles) { bar.update(cycles); });
