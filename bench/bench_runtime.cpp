@@ -72,9 +72,7 @@ int main(int argc, char** argv) {
     nmsa::GemmOptions options;
     options.mode = i % 2 == 0 ? nmsa::GemmMode::SPARSE : nmsa::GemmMode::DENSE;
     if (options.mode == nmsa::GemmMode::SPARSE) {
-      nmsa::MatrixI8 padded = nmsa::MatrixI8::Zero(n, (k + 3) / 4 * 4);
-      padded.leftCols(k) = w;
-      w = nmsa::prune_nm(padded, caps.pattern).leftCols(k);
+      w = nmsa::prune_nm_any_k(w, caps.pattern);
     }
     options.memory = perf;  // plans chosen for the host memory of the run
     const nmsa::GemmProgram on_rtl(caps, x, w, options, rtl->memory());

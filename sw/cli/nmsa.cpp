@@ -192,11 +192,7 @@ int cmd_gemm(const Options& o) {
   };
   const nmsa::MatrixI8 x = random_matrix(m, k);
   const nmsa::MatrixI8 w_dense = random_matrix(n, k);
-  // Prune with K padded to whole groups, so the last partial group follows the rule too.
-  const long groups = (k + caps.pattern.m - 1) / caps.pattern.m;
-  nmsa::MatrixI8 padded = nmsa::MatrixI8::Zero(n, groups * caps.pattern.m);
-  padded.leftCols(k) = w_dense;
-  const nmsa::MatrixI8 w_sparse = nmsa::prune_nm(padded, caps.pattern).leftCols(k);
+  const nmsa::MatrixI8 w_sparse = nmsa::prune_nm_any_k(w_dense, caps.pattern);
 
   std::vector<ModeResult> results;
   for (const std::string which : {"sparse", "dense"}) {

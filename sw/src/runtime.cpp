@@ -754,10 +754,7 @@ namespace {
 std::string nm_violation(const std::vector<MatrixI8>& weights, NmPattern p) {
   for (std::size_t j = 0; j < weights.size(); ++j) {
     const MatrixI8& w = weights[j];
-    const Eigen::Index k_pad = (w.cols() + p.m - 1) / p.m * p.m;
-    MatrixI8 padded = MatrixI8::Zero(w.rows(), k_pad);
-    padded.leftCols(w.cols()) = w;
-    if (const auto bad = find_nm_violation(padded, p)) {
+    if (const auto bad = find_nm_violation(pad_to_groups(w, p), p)) {
       return (weights.size() > 1 ? "weight matrix " + std::to_string(j) + ": " : std::string()) +
              "output channel " + bad->describe(p).substr(4);
     }

@@ -41,6 +41,18 @@ MatrixI8 prune_nm(const MatrixI8& w, NmPattern p) {
   return out;
 }
 
+MatrixI8 pad_to_groups(const MatrixI8& w, NmPattern p) {
+  p.validate();
+  const Eigen::Index k_pad = (w.cols() + p.m - 1) / p.m * p.m;
+  MatrixI8 padded = MatrixI8::Zero(w.rows(), k_pad);
+  padded.leftCols(w.cols()) = w;
+  return padded;
+}
+
+MatrixI8 prune_nm_any_k(const MatrixI8& w, NmPattern p) {
+  return prune_nm(pad_to_groups(w, p), p).leftCols(w.cols());
+}
+
 std::string NmViolation::describe(NmPattern p) const {
   return "row " + std::to_string(row) + ", K-group " + std::to_string(group) + " (K " +
          std::to_string(group * p.m) + ".." + std::to_string(group * p.m + p.m - 1) + ") has " +

@@ -51,10 +51,7 @@ GemmCase random_case(const DeviceCaps& caps, std::mt19937_64& rng, int index) {
   c.w = testing::random_i8(n_out, k, rng);
   c.options.mode = index % 2 == 0 ? GemmMode::SPARSE : GemmMode::DENSE;
   if (c.options.mode == GemmMode::SPARSE) {
-    // K is padded to whole groups with zeros, which the N:M rule then holds for.
-    MatrixI8 padded = MatrixI8::Zero(n_out, (k + caps.pattern.m - 1) / caps.pattern.m * caps.pattern.m);
-    padded.leftCols(k) = c.w;
-    c.w = prune_nm(padded, caps.pattern).leftCols(k);
+    c.w = prune_nm_any_k(c.w, caps.pattern);
   }
   if (index % 3 != 0) {
     EpilogueParams e;

@@ -93,6 +93,17 @@ TEST(SparseFormat, ParsePattern) {
   EXPECT_THROW(parse_nm_pattern("2:4x"), std::invalid_argument);
 }
 
+TEST(SparseFormat, PruneAnyKTreatsThePartialGroupAsZeroPadded) {
+  MatrixI8 w(1, 6);
+  w << 1, 5, 2, 6, 7, 3;  // last group holds positions 4, 5 of a group of 4
+  const MatrixI8 pruned = prune_nm_any_k(w, NmPattern{2, 4});
+  MatrixI8 want(1, 6);
+  want << 0, 5, 0, 6, 7, 3;
+  EXPECT_EQ(pruned, want);
+  EXPECT_EQ(pad_to_groups(w, NmPattern{2, 4}).cols(), 8);
+  EXPECT_FALSE(find_nm_violation(pad_to_groups(pruned, NmPattern{2, 4}), NmPattern{2, 4}));
+}
+
 TEST(SparseFormat, RejectsKNotMultipleOfM) {
   EXPECT_THROW(prune_nm(MatrixI8::Zero(2, 6), NmPattern{2, 4}), std::invalid_argument);
 }

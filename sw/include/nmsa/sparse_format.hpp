@@ -17,6 +17,12 @@ namespace nmsa {
 // multiple of M.
 MatrixI8 prune_nm(const MatrixI8& w, NmPattern p);
 
+// K padded with zeros to whole groups of M, so that a partial last group becomes an ordinary one.
+MatrixI8 pad_to_groups(const MatrixI8& w, NmPattern p);
+
+// prune_nm for any K: a partial last group is pruned as if padded with zeros.
+MatrixI8 prune_nm_any_k(const MatrixI8& w, NmPattern p);
+
 // The first group of a matrix that breaks the N:M rule.
 struct NmViolation {
   Eigen::Index row = 0;
