@@ -26,7 +26,7 @@ class PeDriver {
   PeDriver(NmPattern p, std::uint64_t seed)
       : p_(p), context_(tb::make_context(seed)), dut_(std::make_unique<Model>(context_.get(), "pe")) {
     idle();
-    dut_->rst_ni = 0;
+    tb::begin_reset(*dut_);
     for (int i = 0; i < 3; ++i) tick();
     dut_->rst_ni = 1;
   }

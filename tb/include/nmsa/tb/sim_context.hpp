@@ -19,6 +19,18 @@ std::uint64_t test_seed(std::uint64_t fallback = 1);
 // A Verilator context whose reset values are random but reproducible from `seed`.
 std::unique_ptr<VerilatedContext> make_context(std::uint64_t seed);
 
+// Drives rst_ni low with a falling edge whatever its (random) power-up value, so that
+// asynchronously reset flops clear before the first clock edge, where assertions sample them.
+// The caller then clocks the model and releases rst_ni.
+template <typename Model>
+void begin_reset(Model& model) {
+  model.clk_i = 0;
+  model.rst_ni = 1;
+  model.eval();
+  model.rst_ni = 0;
+  model.eval();
+}
+
 // "seed 1234 (re-run with NMSA_SEED=1234)" for failure messages.
 std::string seed_note(std::uint64_t seed);
 

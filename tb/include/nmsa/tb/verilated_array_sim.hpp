@@ -34,13 +34,7 @@ class VerilatedArraySim final : public ArraySim {
   void reset(unsigned cycles) override {
     select_context();
     const ArrayInputs idle = idle_inputs();
-    // A falling edge of rst_ni, whatever its power-up value, so that asynchronously reset flops
-    // clear before the first clock edge.
-    model_->clk_i = 0;
-    model_->rst_ni = 1;
-    model_->eval();
-    model_->rst_ni = 0;
-    model_->eval();
+    begin_reset(*model_);
     for (unsigned i = 0; i < cycles; ++i) {
       drive(idle);
       tick();

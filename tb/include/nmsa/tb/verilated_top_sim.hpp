@@ -70,13 +70,7 @@ class VerilatedTopSim final : public TopSim {
     lite_ = AxiLiteBus{};
     axi4_to_model(bus_, *model_);
     lite_to_model();
-    // A falling edge of rst_ni, whatever its power-up value, so that asynchronously reset flops
-    // clear before the first clock edge (assertions sample them at that edge).
-    model_->clk_i = 0;
-    model_->rst_ni = 1;
-    model_->eval();
-    model_->rst_ni = 0;
-    model_->eval();
+    begin_reset(*model_);
     for (unsigned i = 0; i < cycles; ++i) {
       model_->clk_i = 0;
       model_->eval();
