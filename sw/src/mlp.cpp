@@ -21,6 +21,8 @@ namespace nmsa {
 
 namespace {
 
+constexpr double kPi = 3.14159265358979323846;
+
 // Floats from the raw 64-bit output, not std::uniform_real_distribution, whose algorithm the
 // standard leaves to the library: the weights then depend only on the seed.
 float uniform01(std::mt19937_64& rng) {
@@ -222,11 +224,17 @@ double train(Mlp& model, const MatrixF& x, const std::vector<std::uint8_t>& labe
         yb[static_cast<std::size_t>(r)] = labels[static_cast<std::size_t>(src)];
       }
       if (before_step) before_step(model, step, total);
+      if (options.cosine_schedule) {
+        const double t = static_cast<double>(step) / static_cast<double>(std::max(total, 1L));
+        opt.set_learning_rate(
+            static_cast<float>(options.learning_rate * 0.5 * (1.0 + std::cos(kPi * t))));
+      }
       epoch_loss += opt.step(model, xb, yb) * static_cast<double>(b);
       ++step;
       if (bar) bar->update(static_cast<std::uint64_t>(step));
     }
     epoch_loss /= static_cast<double>(std::max<Eigen::Index>(n, 1));
+    if (options.after_epoch) options.after_epoch(model, e + 1);
   }
   if (bar) bar->finish();
   return epoch_loss;
@@ -264,24 +272,49 @@ void permute_hidden_channels(Mlp& model, std::size_t layer, const std::vector<in
   if (prev.mask.size() != 0) prev.mask = std::move(mask);
 }
 
-void apply_nm_masks(Mlp& model, NmPattern pattern, bool permute,
-                    const PermutationOptions& permutation) {
+namespace {
+
+// Whether layer i is selected; checks the selection's size once per call of the callers.
+void check_selection(const Mlp& model, const std::vector<bool>& selected, const char* who) {
+  if (!selected.empty() && selected.size() != model.layers.size()) {
+    throw std::invalid_argument(std::string(who) + ": " + std::to_string(selected.size()) +
+                                " layer selections for " + std::to_string(model.layers.size()) +
+                                " layers");
+  }
+}
+bool is_selected(const std::vector<bool>& selected, std::size_t i) {
+  return selected.empty() || selected[i];
+}
+
+}  // namespace
+
+void permute_for_nm(Mlp& model, NmPattern pattern, const PermutationOptions& permutation,
+                    const std::vector<bool>& selected) {
   pattern.validate();
+  check_selection(model, selected, "permute_for_nm");
+  for (std::size_t i = 1; i < model.layers.size(); ++i) {
+    if (!is_selected(selected, i)) continue;
+    permute_hidden_channels(model, i,
+                            search_input_permutation(model.layers[i].w, pattern, permutation));
+  }
+}
+
+void apply_nm_masks(Mlp& model, NmPattern pattern, bool permute,
+                    const PermutationOptions& permutation, const std::vector<bool>& selected) {
+  pattern.validate();
+  check_selection(model, selected, "apply_nm_masks");
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    if (model.layers[i].w.cols() % pattern.m != 0) {
+    if (is_selected(selected, i) && model.layers[i].w.cols() % pattern.m != 0) {
       throw std::invalid_argument("apply_nm_masks: layer " + std::to_string(i) +
                                   " has K = " + std::to_string(model.layers[i].w.cols()) +
                                   ", not a multiple of M = " + std::to_string(pattern.m));
     }
   }
   apply_masks(model);
-  if (permute) {
-    for (std::size_t i = 1; i < model.layers.size(); ++i) {
-      permute_hidden_channels(model, i,
-                              search_input_permutation(model.layers[i].w, pattern, permutation));
-    }
-  }
-  for (auto& l : model.layers) {
+  if (permute) permute_for_nm(model, pattern, permutation, selected);
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    if (!is_selected(selected, i)) continue;
+    MlpLayer& l = model.layers[i];
     l.w = prune_nm(l.w, pattern);
     // A kept weight that is exactly zero gets mask 0: the group then holds fewer than N, still
     // legal.
@@ -312,11 +345,15 @@ double cubic_sparsity(long step, long begin_step, long end_step, double final_sp
   return final_sparsity + (initial_sparsity - final_sparsity) * f * f * f;
 }
 
-void prune_toward_nm(Mlp& model, NmPattern pattern, double sparsity) {
+void prune_toward_nm(Mlp& model, NmPattern pattern, double sparsity,
+                     const std::vector<bool>& selected) {
   pattern.validate();
+  check_selection(model, selected, "prune_toward_nm");
   const double max_sparsity = 1.0 - static_cast<double>(pattern.n) / pattern.m;
   sparsity = std::clamp(sparsity, 0.0, max_sparsity);
-  for (auto& l : model.layers) {
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    if (!is_selected(selected, i)) continue;
+    MlpLayer& l = model.layers[i];
     if (l.w.cols() % pattern.m != 0) {
       throw std::invalid_argument("prune_toward_nm: K = " + std::to_string(l.w.cols()) +
                                   " is not a multiple of M = " + std::to_string(pattern.m));
@@ -361,8 +398,10 @@ void prune_toward_nm(Mlp& model, NmPattern pattern, double sparsity) {
 double train_with_gradual_pruning(Mlp& model, const MatrixF& x,
                                   const std::vector<std::uint8_t>& labels, NmPattern pattern,
                                   const TrainOptions& options,
-                                  const GradualPruningOptions& schedule) {
+                                  const GradualPruningOptions& schedule,
+                                  const std::vector<bool>& selected) {
   pattern.validate();
+  check_selection(model, selected, "train_with_gradual_pruning");
   const double final_sparsity = 1.0 - static_cast<double>(pattern.n) / pattern.m;
   const int frequency = std::max(schedule.frequency, 1);
   long begin = -1;
@@ -374,12 +413,14 @@ double train_with_gradual_pruning(Mlp& model, const MatrixF& x,
     }
     if (step < begin || step > end) return;
     if (step == end || (step - begin) % frequency == 0) {
-      prune_toward_nm(m, pattern, cubic_sparsity(step, begin, end, final_sparsity));
+      const double target = cubic_sparsity(step, begin, end, final_sparsity);
+      prune_toward_nm(m, pattern, target, selected);
+      if (schedule.on_prune) schedule.on_prune(step, total, target);
     }
   };
   const double loss = train(model, x, labels, options, hook);
   // end_fraction == 1 (or a schedule shorter than the run) still ends at exact N:M.
-  prune_toward_nm(model, pattern, final_sparsity);
+  prune_toward_nm(model, pattern, final_sparsity, selected);
   return loss;
 }
 

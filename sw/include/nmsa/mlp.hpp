@@ -68,6 +68,12 @@ struct TrainOptions {
   float weight_decay = 0.0f;
   std::uint64_t seed = 1;      // the order of the examples in every epoch
   bool progress = false;       // a ProgressBar on stderr
+  // Cosine decay of the learning rate over all steps of the run (Loshchilov & Hutter's SGDR
+  // without restarts): lr_t = learning_rate * (1 + cos(pi * t / steps)) / 2. Off: constant.
+  bool cosine_schedule = false;
+  // Called after every epoch with the model and the epoch's number (1-based), e.g. to record a
+  // validation curve or to drive a progress display.
+  std::function<void(const Mlp& model, int epoch)> after_epoch;
 };
 
 // SGD with momentum (PyTorch's form: v = momentum * v + g + wd * w; w -= lr * v). The velocity
@@ -78,6 +84,7 @@ class SgdOptimizer {
   SgdOptimizer(const Mlp& model, const TrainOptions& options);
   // One update from the gradient of this batch; returns the batch loss.
   double step(Mlp& model, const MatrixF& x, const std::vector<std::uint8_t>& labels);
+  void set_learning_rate(float lr) { options_.learning_rate = lr; }
 
  private:
   TrainOptions options_;
@@ -103,8 +110,19 @@ void apply_masks(Mlp& model);
 // reordered the same way, so the network computes the same function before pruning. The first
 // layer's input (the pixels) is not permuted: that would need the data reordered too. Throws
 // std::invalid_argument if a layer's K is not a multiple of M.
+//
+// `selected` restricts pruning (and the permutation search) to the layers i with selected[i]; the
+// others stay dense (a dense fallback). Empty: every layer. Throws std::invalid_argument if it is
+// neither empty nor one entry per layer.
 void apply_nm_masks(Mlp& model, NmPattern pattern, bool permute = false,
-                    const PermutationOptions& permutation = {});
+                    const PermutationOptions& permutation = {},
+                    const std::vector<bool>& selected = {});
+
+// The permutation step of apply_nm_masks alone: for every selected layer i >= 1, reorders its
+// input channels by search_input_permutation of its current weights (and layer i-1's outputs to
+// match). The network function is unchanged; the later N:M pruning keeps more magnitude.
+void permute_for_nm(Mlp& model, NmPattern pattern, const PermutationOptions& permutation = {},
+                    const std::vector<bool>& selected = {});
 
 // Reorders the input channels of layer `layer` (>= 1) by perm (perm[j] = old channel at j) and
 // the output channels of layer `layer - 1` to match; the network function is unchanged.
@@ -122,19 +140,24 @@ double cubic_sparsity(long step, long begin_step, long end_step, double final_sp
 // leaving the N:M-reachable set: only weights outside the N largest of their group are pruned,
 // smallest magnitude first. At sparsity 1 - N/M the masks are exactly the N:M masks of the
 // current weights. Never un-prunes a weight.
-void prune_toward_nm(Mlp& model, NmPattern pattern, double sparsity);
+// `selected` as for apply_nm_masks (empty: every layer).
+void prune_toward_nm(Mlp& model, NmPattern pattern, double sparsity,
+                     const std::vector<bool>& selected = {});
 
 struct GradualPruningOptions {
   double begin_fraction = 0.0;  // of the fine-tuning steps, where pruning starts
   double end_fraction = 0.75;   // where it reaches exact N:M (then training goes on, masks fixed)
   int frequency = 50;           // steps between two pruning events
+  // Called after every pruning event with the step, the total steps and the target sparsity.
+  std::function<void(long step, long total_steps, double sparsity)> on_prune;
 };
 
 // Fine-tunes with train() while pruning gradually to exact N:M. Returns train()'s loss.
 double train_with_gradual_pruning(Mlp& model, const MatrixF& x,
                                   const std::vector<std::uint8_t>& labels, NmPattern pattern,
                                   const TrainOptions& options,
-                                  const GradualPruningOptions& schedule = {});
+                                  const GradualPruningOptions& schedule = {},
+                                  const std::vector<bool>& selected = {});
 
 // A small binary file: magic "NMSAMLP\0", version, layer count, then per layer N_out, K, a mask
 // flag, the weights, the bias and the mask, little-endian. load_mlp throws std::runtime_error
