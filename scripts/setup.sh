@@ -13,6 +13,8 @@ PACKAGES=(
   gtkwave
   libonnx-dev libprotobuf-dev libonnx-testdata
   dataset-fashion-mnist zlib1g-dev
+  nlohmann-json3-dev
+  chromium
 )
 
 missing=()

@@ -4,7 +4,10 @@
 // nmsa::Device, backed by the Verilated RTL (--backend rtl) or the functional model (--backend
 // model). Exit codes: 0 success, 1 a result that does not match the golden model or a device
 // error, 2 bad input (with a message naming it).
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -24,6 +27,7 @@
 #include "nmsa/progress.hpp"
 #include "nmsa/prune.hpp"
 #include "nmsa/quant.hpp"
+#include "nmsa/report.hpp"
 #include "nmsa/runtime.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/rtl_device.hpp"
@@ -78,6 +82,20 @@ class Options {
     }
     return v;
   }
+  double get_double(const std::string& key, double lo, double hi) const {
+    const std::string text = values_.at(key);
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
+      throw UsageError(key + " '" + text + "' is not a number");
+    }
+    if (v < lo || v > hi) {
+      throw UsageError(key + " " + text + " is outside [" + std::to_string(lo) + ", " +
+                       std::to_string(hi) + "]");
+    }
+    return v;
+  }
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
@@ -103,6 +121,7 @@ const char* kMainHelp =
     "  prune     N:M-prune a weight matrix (.npy), optionally after a channel permutation search\n"
     "  compress  compress an N:M weight matrix (.npy) into values and metadata (.npy)\n"
     "  run       run an ONNX model layer by layer on the device, with its placement per layer\n"
+    "  gate      the release gate: compare two deployment reports (report.json) against limits\n"
     "\n"
     "Run 'nmsa <command> --help' for the options of a command.\n";
 
@@ -477,6 +496,55 @@ int cmd_run(const Options& o) {
   return 0;
 }
 
+const char* kGateHelp =
+    "usage: nmsa gate --baseline A.json --candidate B.json [--max-quality-drop PP]\n"
+    "                 [--min-speedup X] [--max-p99-cycles C]\n"
+    "\n"
+    "The release gate: checks the candidate deployment report against the baseline report and\n"
+    "the limits given (at least one). A report directory stands for the report.json in it.\n"
+    "Prints one line per check, then gate: PASS or gate: FAIL. Exit codes: 0 pass, 1 fail,\n"
+    "2 bad options or an unreadable or malformed report.\n"
+    "  --max-quality-drop  largest allowed drop in sparse INT8 top-1, baseline - candidate, in\n"
+    "                      percentage points (at the limit passes; a negative one demands a gain)\n"
+    "  --min-speedup       smallest allowed candidate effective speedup (all-dense / deployed\n"
+    "                      device cycles)\n"
+    "  --max-p99-cycles    largest allowed candidate p99 device cycles per batch\n";
+
+int cmd_gate(const Options& o) {
+  if (o.help()) {
+    std::cout << kGateHelp;
+    return 0;
+  }
+  if (!o.positional().empty()) {
+    throw UsageError("gate takes no positional argument ('" + o.positional()[0] +
+                     "'): use --baseline and --candidate");
+  }
+  for (const char* required : {"--baseline", "--candidate"}) {
+    if (!o.has(required)) throw UsageError(std::string("gate needs ") + required + " REPORT.json");
+  }
+  nmsa::GateLimits limits;
+  if (o.has("--max-quality-drop")) {
+    limits.max_quality_drop_pp = o.get_double("--max-quality-drop", -100.0, 100.0);
+  }
+  if (o.has("--min-speedup")) limits.min_speedup = o.get_double("--min-speedup", 0.0, 1e6);
+  if (o.has("--max-p99-cycles")) {
+    limits.max_p99_cycles =
+        static_cast<std::uint64_t>(o.get_int("--max-p99-cycles", 0, 0, 1L << 62));
+  }
+  // A gate that checks nothing would pass every release: refuse it rather than pass.
+  if (!limits.max_quality_drop_pp && !limits.min_speedup && !limits.max_p99_cycles) {
+    throw UsageError("gate needs at least one limit: --max-quality-drop, --min-speedup or "
+                     "--max-p99-cycles");
+  }
+  const nmsa::ReportSummary baseline = nmsa::read_report_summary(o.get("--baseline", ""));
+  const nmsa::ReportSummary candidate = nmsa::read_report_summary(o.get("--candidate", ""));
+  const nmsa::GateResult result = nmsa::evaluate_gate(baseline, candidate, limits);
+  std::printf("baseline  %s\ncandidate %s\n", baseline.source.c_str(), candidate.source.c_str());
+  for (const std::string& reason : result.reasons) std::printf("%s\n", reason.c_str());
+  std::printf("gate: %s\n", result.pass ? "PASS" : "FAIL");
+  return result.pass ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -508,6 +576,12 @@ int main(int argc, char** argv) {
     if (command == "run") {
       return cmd_run(Options(argc, argv, 2, {"--input", "--output", "--backend", "--config"},
                              {"--dense"}));
+    }
+    if (command == "gate") {
+      return cmd_gate(Options(argc, argv, 2,
+                              {"--baseline", "--candidate", "--max-quality-drop", "--min-speedup",
+                               "--max-p99-cycles"},
+                              {}));
     }
     throw UsageError("unknown command '" + command + "'\n" + kMainHelp);
   } catch (const UsageError& e) {

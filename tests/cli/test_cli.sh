@@ -67,5 +67,45 @@ expect run-corrupt     2 'bad.onnx'                            -- run "$tmp/bad.
 expect run-no-input    2 'run needs --input'                   -- run "$softmax"
 expect run-int8-input  2 'must be float32 or float64'          -- run "$softmax" --input "$tmp/w.npy" --backend model
 
+# The release gate on small report.json files: the three keys it reads and nothing else.
+report() {  # report FILE SPARSE_INT8_ACCURACY EFFECTIVE_SPEEDUP LATENCY_CYCLES_P99
+  printf '{"sparse_int8_accuracy": %s, "effective_speedup": %s, "latency_cycles_p99": %s}\n' \
+    "$2" "$3" "$4" > "$1"
+}
+report "$tmp/base.json" 0.892 1.60 12000
+report "$tmp/good.json" 0.889 1.70 11500
+report "$tmp/worse.json" 0.885 1.40 12500
+report "$tmp/edge.json" 0.887 1.50 12000
+report "$tmp/unmeasured.json" null null null
+report "$tmp/percent.json" 89.1 1.60 12000
+report "$tmp/text.json" 0.89 '"fast"' 12000
+report "$tmp/negative.json" 0.89 1.60 -5
+printf '{"sparse_int8_accuracy": 0.89, "latency_cycles_p99": 12000}\n' > "$tmp/nokey.json"
+printf '{"sparse_int8_accuracy": 0.89,' > "$tmp/truncated.json"
+limits=(--max-quality-drop 0.5 --min-speedup 1.5 --max-p99-cycles 12000)
+g=(gate --baseline "$tmp/base.json")
+
+expect gate-help       0 'usage: nmsa gate'                    -- gate --help
+expect gate-main-help  0 'gate +the release gate'              -- --help
+expect gate-pass       0 'gate: PASS'                          -- "${g[@]}" --candidate "$tmp/good.json" "${limits[@]}"
+expect gate-pass-lines 0 'drop 0.30 pp <= 0.50 pp: ok'         -- "${g[@]}" --candidate "$tmp/good.json" "${limits[@]}"
+expect gate-at-limit   0 'gate: PASS'                          -- "${g[@]}" --candidate "$tmp/edge.json" "${limits[@]}"
+expect gate-quality    1 'quality: candidate 88.50% vs baseline 89.20%: drop 0.70 pp > 0.50 pp: FAIL' -- "${g[@]}" --candidate "$tmp/worse.json" --max-quality-drop 0.5
+expect gate-speedup    1 'speedup: candidate 1.40x .*< 1.50x: FAIL' -- "${g[@]}" --candidate "$tmp/worse.json" --min-speedup 1.5
+expect gate-p99        1 'p99 latency: candidate 12,500 cycles .*> 12,000 cycles: FAIL' -- "${g[@]}" --candidate "$tmp/worse.json" --max-p99-cycles 12000
+expect gate-fail-line  1 'gate: FAIL'                          -- "${g[@]}" --candidate "$tmp/worse.json" "${limits[@]}"
+expect gate-unmeasured 1 'not measured in .*unmeasured.json: FAIL' -- "${g[@]}" --candidate "$tmp/unmeasured.json" --min-speedup 1
+expect gate-malformed  2 'truncated.json: not valid JSON'      -- "${g[@]}" --candidate "$tmp/truncated.json" --min-speedup 1
+expect gate-missing-key 2 'nokey.json: missing key "effective_speedup"' -- "${g[@]}" --candidate "$tmp/nokey.json" --min-speedup 1
+expect gate-percent    2 'percent.json: "sparse_int8_accuracy" = 89.1 is outside \[0, 1\]' -- "${g[@]}" --candidate "$tmp/percent.json" --min-speedup 1
+expect gate-wrong-type 2 'text.json: "effective_speedup" must be a number or null, not string' -- "${g[@]}" --candidate "$tmp/text.json" --min-speedup 1
+expect gate-negative   2 'negative.json: "latency_cycles_p99" = -5 must be >= 0' -- "${g[@]}" --candidate "$tmp/negative.json" --min-speedup 1
+expect gate-no-file    2 'nosuch.json: cannot open'            -- "${g[@]}" --candidate "$tmp/nosuch.json" --min-speedup 1
+expect gate-bad-base   2 'truncated.json: not valid JSON'      -- gate --baseline "$tmp/truncated.json" --candidate "$tmp/good.json" --min-speedup 1
+expect gate-no-limit   2 'gate needs at least one limit'       -- "${g[@]}" --candidate "$tmp/good.json"
+expect gate-no-cand    2 'gate needs --candidate'              -- "${g[@]}" --min-speedup 1
+expect gate-bad-limit  2 "--min-speedup 'fast' is not a number" -- "${g[@]}" --candidate "$tmp/good.json" --min-speedup fast
+expect gate-positional 2 'gate takes no positional argument'   -- "${g[@]}" "$tmp/good.json" --min-speedup 1
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,51 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// ONNX output: the demo's MLP (nmsa/mlp.hpp) as an ONNX model, so that a network trained and
+// pruned by nmsa runs unchanged in `nmsa run` (nmsa/runtime.hpp) and in any ONNX runtime.
+//
+// The graph has the form PyTorch's exporter gives a stack of nn.Linear and nn.ReLU (the names
+// aside):
+//
+//   input  float [batch x K]            "batch" is a symbolic dimension
+//   fc<i>  Gemm(x, fc<i>.weight, fc<i>.bias), transB = 1, for i = 1 .. layers
+//            fc<i>.weight  float [N_out x K]   the layer's W as it is (PyTorch's Linear layout)
+//            fc<i>.bias    float [N_out]
+//   relu<i> Relu after every Gemm but the last
+//   logits float [batch x classes]
+//
+// transB = 1 keeps W in its [N_out x K] layout, so the N:M groups of a pruned layer lie along K
+// in the file as they do in nmsa, and the runtime's N:M test sees the pruned zeros where the
+// pruning put them; each Relu is the sole reader of its Gemm's output, so the runtime fuses it.
+// Weights and biases are stored bit for bit (little-endian raw_data, -0.0 and subnormals kept).
+// The masks are not written: the weights already hold their zeros, and an ONNX runtime has no use
+// for them. The model imports opset 13 of the default domain with IR version 7 (ONNX 1.8, the
+// release that introduced opset 13), so that older runtimes read it too.
+#pragma once
+
+#include <string>
+
+#include "nmsa/mlp.hpp"
+
+namespace nmsa {
+
+// The ModelProto's producer_name and producer_version. The version counts changes of the
+// exported graph's layout (names, operators, attributes), not releases of nmsa.
+inline constexpr const char* ONNX_PRODUCER_NAME = "nmsa";
+inline constexpr const char* ONNX_PRODUCER_VERSION = "1";
+
+// The serialized ModelProto of `model`. `doc` becomes the graph's doc_string; when empty it is
+// a one-line description of the network (sizes, share of zero weights). Throws
+// std::invalid_argument for a model without layers, inconsistent shapes (a layer whose K is not
+// the previous layer's N_out, a bias that is not [N_out], an empty layer), a non-finite weight or
+// bias (naming the layer and the position), or a model too large for one protobuf (2 GiB).
+std::string serialize_mlp_onnx(const Mlp& model, const std::string& graph_name = "nmsa_mlp",
+                               const std::string& doc = "");
+
+// serialize_mlp_onnx written to `path` through a temporary file in the same directory and a
+// rename, so that `path` is never left half written. Throws std::invalid_argument as
+// serialize_mlp_onnx does (the message starting with `path`), and std::runtime_error naming
+// `path` when the file cannot be written.
+void export_mlp_onnx(const Mlp& model, const std::string& path,
+                     const std::string& graph_name = "nmsa_mlp", const std::string& doc = "");
+
+}  // namespace nmsa

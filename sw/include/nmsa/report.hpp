@@ -1,0 +1,212 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// The sparsity deployment report (DESIGN.md sections 1 and 6): what a model engineer reads after
+// deploying a model to the accelerator. One DeploymentReport holds every figure; it is written as
+// report.json (machine-readable, read back by `nmsa gate`), report.md and one self-contained
+// index.html (inline SVG plots, no script or resource from the network).
+//
+// Units: accuracies are fractions in [0, 1] (top-1 on the test set unless a field says otherwise),
+// deltas are percentage points, cycles are device clock cycles of the accelerator, microseconds
+// are cycles / clock_mhz. NaN marks a figure that was not measured (written as null in JSON and as
+// "n/a" in the Markdown and HTML).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nmsa {
+
+inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
+// report.json's "report_format": raised when a key changes meaning or goes away (adding keys
+// keeps it), so that a reader can refuse a file it would misread.
+inline constexpr int kReportFormatVersion = 1;
+
+// One row of the supported layer matrix, with the layer's cost on the device.
+struct ReportLayer {
+  std::string name;       // "fc1"
+  std::string op;         // "Gemm + bias + ReLU" (what the layer computes)
+  int k = 0;              // input features (the reduction dimension)
+  int n_out = 0;          // output channels
+  std::string placement;  // "device sparse", "device dense" or "host"
+  std::string reason;     // why it runs there, e.g. "quality gate: pruning costs 1.3 pp > 1.0 pp"
+  // Validation accuracy lost (pp) when this layer alone is pruned to N:M without fine-tuning:
+  // the quality gate's input.
+  double sensitivity_pp = kNotMeasured;
+  // Device cycles of this layer over the whole test set: as deployed, and all dense.
+  std::uint64_t deployed_cycles = 0;
+  std::uint64_t dense_cycles = 0;
+  std::uint64_t macs = 0;      // dense-equivalent MACs over the test set
+  double utilization = 0.0;    // deployed: macs / (deployed_cycles * peak MACs per cycle)
+  // The weights as the device stores them: INT8 dense bytes, and the deployed form's bytes
+  // (values + metadata when sparse, the dense bytes otherwise) and its metadata part.
+  std::uint64_t dense_weight_bytes = 0;
+  std::uint64_t deployed_weight_bytes = 0;
+  std::uint64_t meta_bytes = 0;
+  double speedup() const {  // dense_cycles / deployed_cycles (1.0 for a dense layer)
+    return deployed_cycles == 0 ? kNotMeasured
+                                : static_cast<double>(dense_cycles) /
+                                      static_cast<double>(deployed_cycles);
+  }
+};
+
+// One model of the quality table: its test accuracy in FP32 and after INT8 quantization.
+struct QualityRow {
+  std::string model;     // "784-512-256-10"
+  std::string schedule;  // "dense", "prune only", "one-shot + fine-tune", "gradual", ...
+  bool permuted = false;  // channel permutation search before pruning
+  double fp32_accuracy = kNotMeasured;
+  double int8_accuracy = kNotMeasured;
+  std::string int8_measured_on;  // "rtl:default", "model:default", "golden (Eigen INT8)"
+  bool deployed = false;         // the model the deployment report is about
+  std::string note;              // e.g. "equal latency budget"
+};
+
+// The pruning schedule of one recipe over its fine-tuning run, for the schedule plot.
+struct ScheduleCurve {
+  std::string name;  // "gradual (permuted)"
+  // (epoch, weight sparsity of the prunable layers) at each pruning event, epoch fractional.
+  std::vector<std::pair<double, double>> sparsity;
+  // (epoch, validation accuracy) at the end of each epoch (epoch 0: before fine-tuning).
+  std::vector<std::pair<double, double>> val_accuracy;
+};
+
+// Per-batch device latency of one run over the test set (all layers of one batch).
+struct LatencySummary {
+  std::string label;  // "deployed", "all dense", "wider sparse"
+  int batch_size = 0;
+  std::vector<std::uint64_t> batch_cycles;  // in batch order
+  // Nearest-rank percentiles of batch_cycles (see percentile_cycles).
+  std::uint64_t p50 = 0;
+  std::uint64_t p95 = 0;
+  std::uint64_t p99 = 0;
+  std::uint64_t total_cycles() const;
+};
+
+// The nearest-rank percentile: the smallest value such that at least p% of the values are at or
+// below it (p in (0, 100]). 0 for an empty list.
+std::uint64_t percentile_cycles(std::vector<std::uint64_t> values, double p);
+// Fills p50 / p95 / p99 from batch_cycles. The writers call it on a copy of every LatencySummary
+// whose batch_cycles is not empty, so the percentiles in a report always match its batch list;
+// with an empty list they report the p50 / p95 / p99 fields as given (all 0: not measured).
+void compute_percentiles(LatencySummary& latency);
+
+// The equal-latency-budget comparison: the all-dense INT8 model's device latency is the budget; a
+// wider N:M model chosen to fit it.
+struct EqualBudget {
+  std::string dense_model;   // "784-512-256-10"
+  std::string sparse_model;  // "784-1024-512-10"
+  std::uint64_t budget_cycles_p50 = 0;   // the dense model's measured p50 per batch
+  std::uint64_t sparse_cycles_p50 = 0;   // the wider sparse model's measured p50 per batch
+  std::uint64_t predicted_sparse_cycles = 0;  // what the cycle model predicted when sizing it
+  double dense_int8_accuracy = kNotMeasured;
+  double sparse_int8_accuracy = kNotMeasured;
+  bool fits() const { return sparse_cycles_p50 <= budget_cycles_p50; }
+};
+
+// A target of the demo, as printed and reported: measured against required, met or not.
+struct ReportTarget {
+  std::string name;      // "dense FP32 top-1"
+  std::string required;  // ">= 88%"
+  std::string measured;  // "89.12%"
+  bool met = false;
+};
+
+struct DeploymentReport {
+  std::string title = "nmsa sparsity deployment report";
+  std::string dataset;  // "Fashion-MNIST test set (10000 images)"
+  int test_images = 0;
+  std::string device;   // "rtl:default (8x8 2:4, ...)": DeviceCaps::describe() with the backend
+  double clock_mhz = 0.0;  // the stated clock for microsecond figures
+
+  // Headline figures (report.json top-level keys of the same names).
+  double dense_fp32_accuracy = kNotMeasured;
+  double dense_int8_accuracy = kNotMeasured;
+  double sparse_fp32_accuracy = kNotMeasured;  // the deployed model before quantization
+  double sparse_int8_accuracy = kNotMeasured;  // the deployed model on the device
+  double quality_delta_pp = kNotMeasured;      // (sparse_int8 - dense_fp32) * 100
+  // All-dense cycles over deployed cycles for the whole test set, same RTL, same batches.
+  double effective_speedup = kNotMeasured;
+  // The same if every fallback layer ran sparse too (cycle-model prediction of the all-sparse
+  // placement against the measured all-dense run): what the fallbacks cost.
+  double all_sparse_speedup_predicted = kNotMeasured;
+  std::uint64_t fallback_cycles = 0;    // deployed cycles spent in dense-fallback layers
+  double fallback_cycle_share = 0.0;    // fallback_cycles / deployed total
+  double pe_utilization = 0.0;          // deployed: useful MACs / (cycles * peak of each mode)
+  std::uint64_t weight_bytes_dense = 0;     // all layers, INT8 dense
+  std::uint64_t weight_bytes_deployed = 0;  // all layers as deployed (values + metadata)
+  std::uint64_t meta_bytes = 0;             // metadata part of weight_bytes_deployed
+  std::uint64_t dma_read_bytes = 0;         // measured over the deployed run
+  std::uint64_t dma_meta_bytes = 0;         // of which metadata (META_BYTES counter)
+  std::vector<std::string> fallback_layers;  // names of the layers that run dense
+
+  // Cross-checks: batches whose device output equals the golden model's bit for bit, and the
+  // functional model's, out of the batches run.
+  std::uint64_t batches = 0;
+  std::uint64_t batches_bit_exact_golden = 0;
+  std::uint64_t batches_bit_exact_model = 0;
+
+  LatencySummary deployed_latency;
+  LatencySummary dense_latency;
+  std::vector<LatencySummary> other_latency;  // e.g. the wider sparse model
+
+  std::vector<ReportLayer> layers;  // the supported layer matrix of the deployed model
+  std::vector<QualityRow> quality;
+  std::vector<ScheduleCurve> schedules;
+  std::optional<EqualBudget> equal_budget;
+  std::vector<ReportTarget> targets;
+  // What pins the run: git revision, RTL configuration, Verilator and compiler versions, seeds,
+  // options. In insertion order.
+  std::vector<std::pair<std::string, std::string>> tags;
+  std::vector<std::string> notes;  // free text shown at the end (e.g. a target that was missed)
+};
+
+// Writes report.json, report.md and index.html into `dir` (created if needed); each file is
+// written to a temporary name and renamed, so a reader never sees half a report. Throws
+// std::runtime_error naming the file on an I/O error.
+void write_report(const DeploymentReport& report, const std::string& dir);
+
+std::string report_json(const DeploymentReport& report);
+std::string report_markdown(const DeploymentReport& report);
+std::string report_html(const DeploymentReport& report);
+
+// --- The release gate (nmsa gate) ---------------------------------------------------------------
+
+// The figures of a report.json that the gate compares. A key that is present but null (not
+// measured) reads as NaN, or 0 for latency_cycles_p99 (no run takes 0 cycles); a check on a
+// figure that was not measured fails.
+struct ReportSummary {
+  std::string source;  // the file, for messages
+  double sparse_int8_accuracy = kNotMeasured;
+  double effective_speedup = kNotMeasured;
+  std::uint64_t latency_cycles_p99 = 0;
+};
+
+// Reads report.json (a directory stands for the report.json in it). Throws std::runtime_error
+// naming the file when it cannot be read, is not JSON, or lacks one of the keys above (or holds
+// one of the wrong type or out of range: accuracy outside [0, 1], speedup not finite or <= 0,
+// p99 not a non-negative integer).
+ReportSummary read_report_summary(const std::string& path);
+
+struct GateLimits {
+  std::optional<double> max_quality_drop_pp;  // candidate accuracy >= baseline - this (pp)
+  std::optional<double> min_speedup;          // candidate effective_speedup >= this
+  std::optional<std::uint64_t> max_p99_cycles;  // candidate latency_cycles_p99 <= this
+};
+
+struct GateResult {
+  bool pass = true;
+  std::vector<std::string> reasons;  // one line per check, passed or failed, with the figures
+};
+
+// Checks every limit that is set, one reason line each; passes iff all of them pass. A limit is
+// met exactly at its value. With no limit set nothing is checked and the gate fails (a release
+// gate that checks nothing must not look like a pass); `nmsa gate` refuses that as a usage error.
+GateResult evaluate_gate(const ReportSummary& baseline, const ReportSummary& candidate,
+                         const GateLimits& limits);
+
+}  // namespace nmsa
