@@ -1006,7 +1006,7 @@ std::string report_markdown(const DeploymentReport& r) {
       rows.push_back({md(l.name), md(l.op), std::to_string(l.k), std::to_string(l.n_out),
                       md(l.placement), md(or_dash(l.reason)), signed_pp(-l.sensitivity_pp)});
     }
-    out << md_table({"layer", "op", "K", "N_out", "placement", "reason", "pruning alone"}, rows,
+    out << md_table({"layer", "op", "K", "N_out", "placement", "reason", "val. change, pruned alone"}, rows,
                     "llrrllr");
   }
 
@@ -1325,7 +1325,7 @@ std::string html_layers(const DeploymentReport& r) {
                     std::to_string(l.n_out), esc(l.placement), esc(or_dash(l.reason)),
                     esc(signed_pp(-l.sensitivity_pp))});
   }
-  return html_table({"layer", "op", "K", "N_out", "placement", "reason", "pruning alone"}, rows,
+  return html_table({"layer", "op", "K", "N_out", "placement", "reason", "val. change, pruned alone"}, rows,
                     "llrrllr") +
          "<p><small>&ldquo;Pruning alone&rdquo;: validation top-1 change when only this layer "
          "is pruned to N:M, without fine-tuning (the quality gate's input).</small></p>\n";
@@ -1377,7 +1377,7 @@ std::string html_fallback(const DeploymentReport& r) {
                     grouped(l.deployed_cycles)});
   }
   if (!rows.empty()) {
-    out << html_table({"fallback layer", "reason", "pruning alone", "cycles"}, rows, "llrr");
+    out << html_table({"fallback layer", "reason", "val. change, pruned alone", "cycles"}, rows, "llrr");
   }
   out << fallback_figure(r);
   return out.str();

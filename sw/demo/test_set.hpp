@@ -1,0 +1,51 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// The test set through a device, batch by batch (MlpDeviceRunner), with the golden model's
+// accumulators beside it, and a small pool that runs such jobs on the machine's cores while the
+// main thread shows one progress bar for all of them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nmsa/device.hpp"
+#include "nmsa/int8_mlp.hpp"
+#include "nmsa/mlp_device.hpp"
+
+namespace nmsa::demo {
+
+struct TestSetRun {
+  std::string device;                      // Device::name()
+  int batch_size = 0;
+  std::vector<std::uint64_t> batch_cycles;  // device cycles of every batch (0 on the model)
+  std::vector<LayerRunStats> layers;        // per layer, summed over the batches
+  MatrixI32 accumulators;                   // the last layer's, every test row
+  std::uint64_t batches_matching_golden = 0;
+  std::uint64_t batches() const { return batch_cycles.size(); }
+  std::uint64_t total_cycles() const;
+};
+
+// Runs x (the quantized test set) in batches of batch_size; the last batch may be shorter.
+// `golden` holds golden_forward(model, x); each batch is compared with it bit for bit.
+// `batches_done` is incremented after every batch.
+TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixI8& x,
+                        const MatrixI32& golden, int batch_size, const PerfModelParams& memory,
+                        std::atomic<long>* batches_done = nullptr);
+
+// Consecutive parts of one test set (each run on its own device, e.g. on another core) as one
+// run: batches and accumulators in order, per-layer counters summed. The parts must share a
+// batch size and every part but the last must end on a batch boundary.
+TestSetRun concatenate(const std::vector<TestSetRun>& parts);
+
+// Batches of `a` and `b` whose accumulators are equal bit for bit.
+std::uint64_t matching_batches(const TestSetRun& a, const TestSetRun& b);
+
+// Runs the jobs on `workers` threads; the calling thread draws a ProgressBar labelled `label`
+// of `*done` out of `total`. Rethrows the first exception of a job after all have ended.
+void run_parallel(const std::vector<std::function<void()>>& jobs, int workers,
+                  const std::string& label, const std::atomic<long>* done, long total);
+
+}  // namespace nmsa::demo
