@@ -13,10 +13,10 @@
 // 3. Errors: an empty model, inconsistent shapes, a non-finite weight or bias (named by layer
 //    and position), a path that cannot be written (named); a failed export leaves the file that
 //    was there untouched and no temporary behind.
-//
-// onnx::checker::check_model is not run here: Debian's libonnx-dev has it in libonnx.so (CMake
-// target `onnx`), and this test links only `onnx_proto`.
+// 4. ONNX's own checker (onnx::checker::check_model, libonnx) accepts the exported models, dense
+//    and pruned, and rejects one whose op type was corrupted (so it really checks).
 #include <gtest/gtest.h>
+#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
@@ -462,6 +462,28 @@ TEST(OnnxExportTest, UnwritablePathsAreErrorsNamingThePath) {
   EXPECT_EQ(files_in(dir), (std::vector<std::string>{"model.onnx"}));
   EXPECT_TRUE(fs::is_directory(blocked));
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nmsa
+
+namespace nmsa {
+namespace {
+
+TEST(OnnxExportTest, OnnxCheckerAcceptsTheExportedModels) {
+  const std::uint64_t seed = test_seed(26);
+  SCOPED_TRACE(seed_note(seed));
+  Mlp m = test_mlp(seed);
+  for (bool pruned : {false, true}) {
+    if (pruned) apply_nm_masks(m, NmPattern{2, 4});
+    onnx::ModelProto p;
+    ASSERT_TRUE(p.ParseFromString(serialize_mlp_onnx(m)));
+    EXPECT_NO_THROW(onnx::checker::check_model(p)) << (pruned ? "pruned" : "dense");
+  }
+  onnx::ModelProto bad;
+  ASSERT_TRUE(bad.ParseFromString(serialize_mlp_onnx(m)));
+  bad.mutable_graph()->mutable_node(0)->set_op_type("NoSuchOp");
+  EXPECT_ANY_THROW(onnx::checker::check_model(bad));
 }
 
 }  // namespace
