@@ -34,8 +34,8 @@ struct ReportLayer {
   int n_out = 0;          // output channels
   std::string placement;  // "device sparse", "device dense" or "host"
   std::string reason;     // why it runs there, e.g. "quality gate: pruning costs 1.3 pp > 1.0 pp"
-  // Validation accuracy lost (pp) when this layer alone is pruned to N:M without fine-tuning:
-  // the quality gate's input.
+  // Validation accuracy lost (pp) when this layer alone is pruned to N:M and briefly fine-tuned,
+  // against an unpruned control fine-tuned alike: the quality gate's input (negative: a gain).
   double sensitivity_pp = kNotMeasured;
   // Device cycles of this layer over the whole test set: as deployed, and all dense.
   std::uint64_t deployed_cycles = 0;
