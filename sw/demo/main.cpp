@@ -490,7 +490,9 @@ int run_demo(const Options& opt) {
       std::min<Eigen::Index>(x_wide.rows(), batch * std::max(opt.wide_rtl_batches, 1));
   TestSetRun rtl_dep, rtl_dense, rtl_wide, model_dep, model_dense;
   std::atomic<long> batches_done{0};
-  auto batches_in = [&](Eigen::Index rows_n) { return static_cast<long>((rows_n + batch - 1) / batch); };
+  auto batches_in = [&](Eigen::Index rows_n) {
+    return static_cast<long>((rows_n + batch - 1) / batch);
+  };
   {
     const tb::AxiMemoryConfig axi = axi_memory(caps);
     // A run split in two halves on a batch boundary, each on its own device, so that the cores
@@ -616,9 +618,9 @@ int run_demo(const Options& opt) {
     rep.dma_meta_bytes += rtl_dep.layers[i].meta_bytes;
     rep.layers.push_back(r);
   }
-  rep.fallback_cycle_share =
-      deployed_total == 0 ? 0.0
-                          : static_cast<double>(rep.fallback_cycles) / static_cast<double>(deployed_total);
+  rep.fallback_cycle_share = deployed_total == 0 ? 0.0
+                                                 : static_cast<double>(rep.fallback_cycles) /
+                                                       static_cast<double>(deployed_total);
   rep.pe_utilization =
       deployed_total == 0 ? 0.0 : busy_equivalent / static_cast<double>(deployed_total);
 

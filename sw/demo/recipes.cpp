@@ -21,6 +21,10 @@ LabeledImages take_rows(const LabeledImages& d, Eigen::Index first, Eigen::Index
   return out;
 }
 
+// Part of every cache key: bump it when training or pruning code changes what a recipe produces,
+// so that a cache from an older build is not taken for this one's models.
+constexpr int kTrainingCodeVersion = 1;
+
 // FNV-1a: a stable name for a cache key (std::hash may differ between library versions).
 std::string hash_key(const std::string& key) {
   std::uint64_t h = 14695981039346656037ull;
@@ -188,8 +192,9 @@ void Trainer::store(const TrainedModel& m) const {
 TrainedModel Trainer::dense(const std::vector<int>& sizes, std::uint64_t init_seed,
                             const TrainRecipe& recipe) const {
   TrainedModel m;
-  m.key = "dense " + sizes_name(sizes) + " init" + std::to_string(init_seed) + " train" +
-          std::to_string(data_->train.images.rows()) + " [" + recipe.key() + "]";
+  m.key = "v" + std::to_string(kTrainingCodeVersion) + " dense " + sizes_name(sizes) + " init" +
+          std::to_string(init_seed) + " train" + std::to_string(data_->train.images.rows()) +
+          " [" + recipe.key() + "]";
   if (load_cached(m.key, m, recipe.epochs)) return m;
   m.mlp = make_mlp(sizes, init_seed);
   m.curve.name = "dense " + sizes_name(sizes);

@@ -53,6 +53,10 @@ void compute_percentiles(LatencySummary& latency) {
 
 namespace {
 
+// The quality gate's measurement, as a column header.
+constexpr const char* kPrunedAloneHeader = "val. change, pruned alone";
+
+
 // --- Figures shared by the three writers ---------------------------------------------------------
 
 bool measured(double v) { return std::isfinite(v); }
@@ -1006,7 +1010,7 @@ std::string report_markdown(const DeploymentReport& r) {
       rows.push_back({md(l.name), md(l.op), std::to_string(l.k), std::to_string(l.n_out),
                       md(l.placement), md(or_dash(l.reason)), signed_pp(-l.sensitivity_pp)});
     }
-    out << md_table({"layer", "op", "K", "N_out", "placement", "reason", "val. change, pruned alone"}, rows,
+    out << md_table({"layer", "op", "K", "N_out", "placement", "reason", kPrunedAloneHeader}, rows,
                     "llrrllr");
   }
 
@@ -1325,7 +1329,7 @@ std::string html_layers(const DeploymentReport& r) {
                     std::to_string(l.n_out), esc(l.placement), esc(or_dash(l.reason)),
                     esc(signed_pp(-l.sensitivity_pp))});
   }
-  return html_table({"layer", "op", "K", "N_out", "placement", "reason", "val. change, pruned alone"}, rows,
+  return html_table({"layer", "op", "K", "N_out", "placement", "reason", kPrunedAloneHeader}, rows,
                     "llrrllr") +
          "<p><small>&ldquo;Pruned alone&rdquo;: validation top-1 change when only this layer "
          "is pruned to N:M and briefly fine-tuned, against an unpruned control fine-tuned "
@@ -1378,7 +1382,7 @@ std::string html_fallback(const DeploymentReport& r) {
                     grouped(l.deployed_cycles)});
   }
   if (!rows.empty()) {
-    out << html_table({"fallback layer", "reason", "val. change, pruned alone", "cycles"}, rows, "llrr");
+    out << html_table({"fallback layer", "reason", kPrunedAloneHeader, "cycles"}, rows, "llrr");
   }
   out << fallback_figure(r);
   return out.str();
