@@ -4,10 +4,7 @@
 // nmsa::Device, backed by the Verilated RTL (--backend rtl) or the functional model (--backend
 // model). Exit codes: 0 success, 1 a result that does not match the golden model or a device
 // error, 2 bad input (with a message naming it).
-#include <cerrno>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -31,78 +28,12 @@
 #include "nmsa/runtime.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/rtl_device.hpp"
+#include "options.hpp"
 
 namespace {
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// --key value options and --flag switches, checked against what the subcommand accepts.
-class Options {
- public:
-  Options(int argc, char** argv, int first, const std::set<std::string>& with_value,
-          const std::set<std::string>& flags) {
-    for (int i = first; i < argc; ++i) {
-      const std::string arg = argv[i];
-      if (arg == "--help" || arg == "-h") {
-        help_ = true;
-      } else if (with_value.count(arg)) {
-        if (i + 1 >= argc) throw UsageError(arg + " needs a value");
-        values_[arg] = argv[++i];
-      } else if (flags.count(arg)) {
-        values_[arg] = "1";
-      } else if (arg.rfind("--", 0) == 0) {
-        throw UsageError("unknown option " + arg);
-      } else {
-        positional_.push_back(arg);
-      }
-    }
-  }
-  bool help() const { return help_; }
-  bool has(const std::string& key) const { return values_.count(key) != 0; }
-  std::string get(const std::string& key, const std::string& fallback) const {
-    const auto it = values_.find(key);
-    return it == values_.end() ? fallback : it->second;
-  }
-  long get_int(const std::string& key, long fallback, long lo, long hi) const {
-    if (!has(key)) return fallback;
-    const std::string text = values_.at(key);
-    std::size_t used = 0;
-    long v = 0;
-    try {
-      v = std::stol(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size()) throw UsageError(key + " '" + text + "' is not a number");
-    if (v < lo || v > hi) {
-      throw UsageError(key + " " + text + " is outside [" + std::to_string(lo) + ", " +
-                       std::to_string(hi) + "]");
-    }
-    return v;
-  }
-  double get_double(const std::string& key, double lo, double hi) const {
-    const std::string text = values_.at(key);
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
-      throw UsageError(key + " '" + text + "' is not a number");
-    }
-    if (v < lo || v > hi) {
-      throw UsageError(key + " " + text + " is outside [" + std::to_string(lo) + ", " +
-                       std::to_string(hi) + "]");
-    }
-    return v;
-  }
-  const std::vector<std::string>& positional() const { return positional_; }
-
- private:
-  bool help_ = false;
-  std::map<std::string, std::string> values_;
-  std::vector<std::string> positional_;
-};
+using nmsa::cli::Options;
+using nmsa::cli::UsageError;
 
 std::unique_ptr<nmsa::Device> open_device(const Options& o) {
   const std::string backend = o.get("--backend", "rtl");
@@ -524,9 +455,9 @@ int cmd_gate(const Options& o) {
   }
   nmsa::GateLimits limits;
   if (o.has("--max-quality-drop")) {
-    limits.max_quality_drop_pp = o.get_double("--max-quality-drop", -100.0, 100.0);
+    limits.max_quality_drop_pp = o.get_double("--max-quality-drop", 0.0, -100.0, 100.0);
   }
-  if (o.has("--min-speedup")) limits.min_speedup = o.get_double("--min-speedup", 0.0, 1e6);
+  if (o.has("--min-speedup")) limits.min_speedup = o.get_double("--min-speedup", 0.0, 0.0, 1e6);
   if (o.has("--max-p99-cycles")) {
     limits.max_p99_cycles =
         static_cast<std::uint64_t>(o.get_int("--max-p99-cycles", 0, 0, 1L << 62));

@@ -25,11 +25,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -41,6 +38,7 @@
 #include "nmsa/onnx_export.hpp"
 #include "nmsa/report.hpp"
 #include "nmsa/tb/rtl_device.hpp"
+#include "../cli/options.hpp"
 #include "recipes.hpp"
 #include "test_set.hpp"
 
@@ -49,9 +47,7 @@ namespace {
 using namespace nmsa;
 using namespace nmsa::demo;
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using nmsa::cli::UsageError;
 
 const char* kHelp =
     "usage: nmsa_demo [options]\n"
@@ -80,7 +76,7 @@ const char* kHelp =
     "  --wide-rtl-batches N    batches of the wider model run on the RTL (default 20; its\n"
     "                          accuracy is the golden model's over the whole test set)\n";
 
-struct Options {
+struct DemoOptions {
   std::string config = "default";
   std::string out = "build/report";
   std::string cache = "build/demo-cache";
@@ -100,44 +96,22 @@ struct Options {
   bool quick = false;
 };
 
-double parse_number(const std::string& key, const std::string& text, double lo, double hi) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
+DemoOptions parse_options(int argc, char** argv) {
+  const cli::Options args(
+      argc, argv, 1,
+      {"--config", "--out", "--cache", "--epochs", "--finetune-epochs", "--gate-epochs",
+       "--gate-threshold", "--train-images", "--val-images", "--test-images", "--batch",
+       "--calibration-images", "--clock-mhz", "--seed", "--threads", "--wide-rtl-batches"},
+      {"--quick"});
+  if (args.help()) {
+    std::cout << kHelp;
+    std::exit(0);
   }
-  if (used == 0 || used != text.size()) throw UsageError(key + " '" + text + "' is not a number");
-  if (!(v >= lo && v <= hi)) {
-    std::ostringstream s;
-    s << key << " " << text << " is outside [" << lo << ", " << hi << "]";
-    throw UsageError(s.str());
+  if (!args.positional().empty()) {
+    throw UsageError("unexpected argument '" + args.positional()[0] + "' (see --help)");
   }
-  return v;
-}
-
-Options parse_options(int argc, char** argv) {
-  Options o;
-  std::map<std::string, std::string> v;
-  const std::set<std::string> with_value = {
-      "--config", "--out", "--cache", "--epochs", "--finetune-epochs", "--gate-epochs",
-      "--gate-threshold", "--train-images", "--val-images", "--test-images", "--batch",
-      "--calibration-images", "--clock-mhz", "--seed", "--threads", "--wide-rtl-batches"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kHelp;
-      std::exit(0);
-    } else if (arg == "--quick") {
-      o.quick = true;
-    } else if (with_value.count(arg)) {
-      if (i + 1 >= argc) throw UsageError(arg + " needs a value");
-      v[arg] = argv[++i];
-    } else {
-      throw UsageError("unknown option " + arg + " (see --help)");
-    }
-  }
+  DemoOptions o;
+  o.quick = args.has("--quick");
   if (o.quick) {
     o.config = "small";
     o.train_images = 6000;
@@ -150,28 +124,27 @@ Options parse_options(int argc, char** argv) {
     // noisy: a gate at the full run's 0.5 pp would send layers dense on noise alone.
     o.gate_threshold_pp = 3.0;
   }
-  auto num = [&](const char* key, double lo, double hi, auto& field) {
-    if (v.count(key)) {
-      field = static_cast<std::remove_reference_t<decltype(field)>>(
-          parse_number(key, v[key], lo, hi));
-    }
+  // The --quick preset gives the defaults; options given explicitly still win.
+  auto int_option = [&](const char* key, long lo, long hi, int& field) {
+    field = static_cast<int>(args.get_int(key, field, lo, hi));
   };
-  if (v.count("--config")) o.config = v["--config"];
-  if (v.count("--out")) o.out = v["--out"];
-  if (v.count("--cache")) o.cache = v["--cache"];
-  num("--epochs", 1, 1000, o.epochs);
-  num("--finetune-epochs", 1, 1000, o.finetune_epochs);
-  num("--gate-epochs", 1, 1000, o.gate_epochs);
-  num("--gate-threshold", 0, 100, o.gate_threshold_pp);
-  num("--train-images", 0, 60000, o.train_images);
-  num("--val-images", 100, 30000, o.val_images);
-  num("--test-images", 0, 10000, o.test_images);
-  num("--batch", 1, 10000, o.batch);
-  num("--calibration-images", 1, 30000, o.calibration_images);
-  num("--clock-mhz", 1e-3, 1e5, o.clock_mhz);
-  num("--seed", 0, 1e15, o.seed);
-  num("--threads", 1, 64, o.threads);
-  num("--wide-rtl-batches", 1, 10000, o.wide_rtl_batches);
+  o.config = args.get("--config", o.config);
+  o.out = args.get("--out", o.out);
+  o.cache = args.get("--cache", o.cache);
+  int_option("--epochs", 1, 1000, o.epochs);
+  int_option("--finetune-epochs", 1, 1000, o.finetune_epochs);
+  int_option("--gate-epochs", 1, 1000, o.gate_epochs);
+  o.gate_threshold_pp = args.get_double("--gate-threshold", o.gate_threshold_pp, 0, 100);
+  int_option("--train-images", 0, 60000, o.train_images);
+  int_option("--val-images", 100, 30000, o.val_images);
+  int_option("--test-images", 0, 10000, o.test_images);
+  int_option("--batch", 1, 10000, o.batch);
+  int_option("--calibration-images", 1, 30000, o.calibration_images);
+  o.clock_mhz = args.get_double("--clock-mhz", o.clock_mhz, 1e-3, 1e5);
+  o.seed = static_cast<std::uint64_t>(
+      args.get_int("--seed", static_cast<long>(o.seed), 0, 1'000'000'000'000'000L));
+  int_option("--threads", 1, 64, o.threads);
+  int_option("--wide-rtl-batches", 1, 10000, o.wide_rtl_batches);
   if (o.finetune_epochs < 0) o.finetune_epochs = o.epochs;
   if (o.threads == 0) {
     o.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
@@ -237,11 +210,15 @@ std::string command_output(const std::string& cmd) {
   return out.empty() ? "unknown" : out;
 }
 
+const auto kStart = std::chrono::steady_clock::now();
+
+double seconds_since_start() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
+}
+
 // A stage line with the seconds since the demo started, so that a log shows where time goes.
 void stage(int n, const std::string& what) {
-  static const auto start = std::chrono::steady_clock::now();
-  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("[%d/6 %5.0f s] %s\n", n, t, what.c_str());
+  std::printf("[%d/6 %5.0f s] %s\n", n, seconds_since_start(), what.c_str());
   std::fflush(stdout);
 }
 
@@ -253,6 +230,8 @@ struct Evaluated {
   double fp32_val = 0, fp32_test = 0;
   double int8_val = 0, int8_test = 0;
   Int8Mlp int8;
+  MatrixI8 test_input;     // the test set quantized for this model
+  MatrixI32 test_golden;   // its golden last-layer accumulators, what every device must return
 };
 
 Evaluated evaluate(const TrainedModel& m, const std::string& schedule, bool permuted,
@@ -269,16 +248,10 @@ Evaluated evaluate(const TrainedModel& m, const std::string& schedule, bool perm
       calibrate_input_scales(m.mlp, data.val.images.topRows(calib), 99.99);
   e.int8 = quantize_mlp(m.mlp, scales, modes, pattern);
   e.int8_val = evaluate_int8_accuracy(e.int8, data.val.images, data.val.labels);
-  e.int8_test = evaluate_int8_accuracy(e.int8, data.test.images, data.test.labels);
+  e.test_input = quantize_input(e.int8, data.test.images);
+  e.test_golden = golden_forward(e.int8, e.test_input);
+  e.int8_test = top1_accuracy(e.int8, e.test_golden, data.test.labels);
   return e;
-}
-
-double accuracy_of(const Int8Mlp& model, const MatrixI32& acc,
-                   const std::vector<std::uint8_t>& labels) {
-  const auto pred = predict_classes(logits_from_accumulators(model.layers.back(), acc));
-  long correct = 0;
-  for (std::size_t i = 0; i < labels.size(); ++i) correct += pred[i] == labels[i] ? 1 : 0;
-  return labels.empty() ? 0.0 : static_cast<double>(correct) / static_cast<double>(labels.size());
 }
 
 std::vector<GemmMode> modes_of(const std::vector<bool>& sparse) {
@@ -287,25 +260,20 @@ std::vector<GemmMode> modes_of(const std::vector<bool>& sparse) {
   return m;
 }
 
-LatencySummary latency_of(const std::string& label, const TestSetRun& run) {
+// Per-batch latency of a run over `rows` test rows, of full batches only: a shorter last batch
+// would be a latency of another shape.
+LatencySummary full_batch_latency(const std::string& label, const TestSetRun& run,
+                                  Eigen::Index rows) {
   LatencySummary l;
   l.label = label;
   l.batch_size = run.batch_size;
   l.batch_cycles = run.batch_cycles;
+  if (rows % run.batch_size != 0 && l.batch_cycles.size() > 1) l.batch_cycles.pop_back();
   compute_percentiles(l);
   return l;
 }
 
-// Only full batches: a shorter last batch would be a latency of another shape.
-LatencySummary full_batch_latency(const std::string& label, const TestSetRun& run,
-                                  Eigen::Index rows) {
-  TestSetRun r = run;
-  if (rows % run.batch_size != 0 && r.batch_cycles.size() > 1) r.batch_cycles.pop_back();
-  return latency_of(label, r);
-}
-
-int run_demo(const Options& opt) {
-  const auto t_start = std::chrono::steady_clock::now();
+int run_demo(const DemoOptions& opt) {
   const DeviceCaps caps = DeviceCaps::named(opt.config);
   const NmPattern pattern = caps.pattern;
   const PerfModelParams perf = perf_memory();
@@ -477,12 +445,12 @@ int run_demo(const Options& opt) {
 
   stage(5, "the test set on the RTL (" + std::to_string(data.test.images.rows()) +
                " images, batches of " + std::to_string(batch) + ")");
-  const MatrixI8 x_dep = quantize_input(dep.int8, data.test.images);
-  const MatrixI8 x_dense = quantize_input(dense_eval.int8, data.test.images);
-  const MatrixI8 x_wide = quantize_input(wide_eval.int8, data.test.images);
-  const MatrixI32 g_dep = golden_forward(dep.int8, x_dep);
-  const MatrixI32 g_dense = golden_forward(dense_eval.int8, x_dense);
-  const MatrixI32 g_wide = golden_forward(wide_eval.int8, x_wide);
+  const MatrixI8& x_dep = dep.test_input;
+  const MatrixI8& x_dense = dense_eval.test_input;
+  const MatrixI8& x_wide = wide_eval.test_input;
+  const MatrixI32& g_dep = dep.test_golden;
+  const MatrixI32& g_dense = dense_eval.test_golden;
+  const MatrixI32& g_wide = wide_eval.test_golden;
   // The wider model runs a subset of the batches on the RTL: enough for its latency and for
   // bit-exactness; its accuracy over the whole test set is the golden model's, which the RTL
   // reproduces exactly.
@@ -545,9 +513,9 @@ int run_demo(const Options& opt) {
   rep.clock_mhz = opt.clock_mhz;
   const auto& labels = data.test.labels;
   rep.dense_fp32_accuracy = dense_eval.fp32_test;
-  rep.dense_int8_accuracy = accuracy_of(dense_eval.int8, rtl_dense.accumulators, labels);
+  rep.dense_int8_accuracy = top1_accuracy(dense_eval.int8, rtl_dense.accumulators, labels);
   rep.sparse_fp32_accuracy = dep.fp32_test;
-  rep.sparse_int8_accuracy = accuracy_of(dep.int8, rtl_dep.accumulators, labels);
+  rep.sparse_int8_accuracy = top1_accuracy(dep.int8, rtl_dep.accumulators, labels);
   rep.quality_delta_pp = 100.0 * (rep.sparse_int8_accuracy - rep.dense_fp32_accuracy);
   rep.effective_speedup = static_cast<double>(rtl_dense.total_cycles()) /
                           static_cast<double>(rtl_dep.total_cycles());
@@ -757,8 +725,7 @@ int run_demo(const Options& opt) {
   export_mlp_onnx(dep.trained.mlp, onnx_path, "nmsa_fashion_mnist");
 
   // The summary.
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  const double seconds = seconds_since_start();
   std::printf("\n%-46s %s\n", "", "measured");
   std::printf("%-46s %s\n", "dense FP32 top-1", percent(rep.dense_fp32_accuracy).c_str());
   std::printf("%-46s %s (rtl)\n", "dense INT8 top-1", percent(rep.dense_int8_accuracy).c_str());

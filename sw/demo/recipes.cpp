@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "nmsa/file_io.hpp"
+
 namespace nmsa::demo {
 
 namespace {
@@ -177,16 +179,12 @@ void Trainer::store(const TrainedModel& m) const {
   ++trained_;
   save_mlp(m.mlp, cache_path(m.key, ".mlp"));
   // Written after the model: a curve file is the mark of a complete cache entry.
-  const std::string path = cache_path(m.key, ".curve");
-  {
-    std::ofstream f(path + ".tmp", std::ios::trunc);
-    f << m.key << "\n";
-    f.precision(17);
-    for (const auto& [x, y] : m.curve.sparsity) f << "s " << x << " " << y << "\n";
-    for (const auto& [x, y] : m.curve.val_accuracy) f << "a " << x << " " << y << "\n";
-    if (!f) throw std::runtime_error(path + ".tmp: write failed");
-  }
-  std::filesystem::rename(path + ".tmp", path);
+  std::ostringstream curve;
+  curve.precision(17);
+  curve << m.key << "\n";
+  for (const auto& [x, y] : m.curve.sparsity) curve << "s " << x << " " << y << "\n";
+  for (const auto& [x, y] : m.curve.val_accuracy) curve << "a " << x << " " << y << "\n";
+  write_file_atomically(cache_path(m.key, ".curve"), curve.str());
 }
 
 TrainedModel Trainer::dense(const std::vector<int>& sizes, std::uint64_t init_seed,

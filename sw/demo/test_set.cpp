@@ -94,12 +94,11 @@ std::uint64_t matching_batches(const TestSetRun& a, const TestSetRun& b) {
 void run_parallel(const std::vector<std::function<void()>>& jobs, int workers,
                   const std::string& label, const std::atomic<long>* done, long total) {
   std::atomic<std::size_t> next{0};
-  std::atomic<int> running{0};
+  const int n = std::max(1, std::min<int>(workers, static_cast<int>(jobs.size())));
+  std::atomic<int> running{n};
   std::exception_ptr first_error;
   std::mutex error_mutex;
-  const int n = std::max(1, std::min<int>(workers, static_cast<int>(jobs.size())));
   std::vector<std::thread> threads;
-  running = n;
   for (int t = 0; t < n; ++t) {
     threads.emplace_back([&] {
       for (std::size_t j = next++; j < jobs.size(); j = next++) {

@@ -77,7 +77,7 @@ Int8Mlp quantize_mlp(const Mlp& model, const std::vector<float>& input_scales,
   for (std::size_t i = 0; i < n; ++i) {
     const MlpLayer& l = model.layers[i];
     Int8MlpLayer out;
-    out.name = "fc" + std::to_string(i + 1);
+    out.name = mlp_layer_name(i);
     QuantizedWeights qw = quantize_weights_per_channel(l.w);
     out.weights = std::move(qw.values);
     out.weight_scales = std::move(qw.scales);
@@ -158,6 +158,19 @@ std::vector<std::uint8_t> predict_classes(const MatrixF& logits) {
   return out;
 }
 
+double top1_accuracy(const Int8Mlp& model, const MatrixI32& accumulators,
+                     const std::vector<std::uint8_t>& labels) {
+  if (static_cast<std::size_t>(accumulators.rows()) != labels.size()) {
+    throw std::invalid_argument("top1_accuracy: " + std::to_string(accumulators.rows()) +
+                                " rows but " + std::to_string(labels.size()) + " labels");
+  }
+  if (labels.empty()) return 0.0;
+  const auto pred = predict_classes(logits_from_accumulators(model.layers.back(), accumulators));
+  long correct = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i) correct += pred[i] == labels[i] ? 1 : 0;
+  return static_cast<double>(correct) / static_cast<double>(labels.size());
+}
+
 double evaluate_int8_accuracy(const Int8Mlp& model, const MatrixF& x,
                               const std::vector<std::uint8_t>& labels, int batch_size) {
   if (static_cast<std::size_t>(x.rows()) != labels.size()) {
@@ -166,18 +179,12 @@ double evaluate_int8_accuracy(const Int8Mlp& model, const MatrixF& x,
   }
   if (x.rows() == 0) return 0.0;
   batch_size = std::max(batch_size, 1);
-  long correct = 0;
+  MatrixI32 acc(x.rows(), static_cast<Eigen::Index>(model.layers.back().weight_scales.size()));
   for (Eigen::Index start = 0; start < x.rows(); start += batch_size) {
     const Eigen::Index n = std::min<Eigen::Index>(batch_size, x.rows() - start);
-    const MatrixI32 acc = golden_forward(model, quantize_input(model, x.middleRows(start, n)));
-    const auto pred = predict_classes(logits_from_accumulators(model.layers.back(), acc));
-    for (Eigen::Index r = 0; r < n; ++r) {
-      if (pred[static_cast<std::size_t>(r)] == labels[static_cast<std::size_t>(start + r)]) {
-        ++correct;
-      }
-    }
+    acc.middleRows(start, n) = golden_forward(model, quantize_input(model, x.middleRows(start, n)));
   }
-  return static_cast<double>(correct) / static_cast<double>(x.rows());
+  return top1_accuracy(model, acc, labels);
 }
 
 }  // namespace nmsa

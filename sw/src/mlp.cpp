@@ -15,6 +15,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "nmsa/file_io.hpp"
 #include "nmsa/progress.hpp"
 
 namespace nmsa {
@@ -58,6 +59,8 @@ MatrixF affine(const MatrixF& x, const MlpLayer& l) {
 }
 
 }  // namespace
+
+std::string mlp_layer_name(std::size_t i) { return "fc" + std::to_string(i + 1); }
 
 std::vector<int> Mlp::sizes() const {
   std::vector<int> s;
@@ -274,7 +277,7 @@ void permute_hidden_channels(Mlp& model, std::size_t layer, const std::vector<in
 
 namespace {
 
-// Whether layer i is selected; checks the selection's size once per call of the callers.
+// A layer selection is empty (every layer) or has one entry per layer.
 void check_selection(const Mlp& model, const std::vector<bool>& selected, const char* who) {
   if (!selected.empty() && selected.size() != model.layers.size()) {
     throw std::invalid_argument(std::string(who) + ": " + std::to_string(selected.size()) +
@@ -470,17 +473,7 @@ void save_mlp(const Mlp& model, const std::string& path) {
     for (Eigen::Index j = 0; j < l.mask.size(); ++j)
       out.push_back(l.mask.data()[j] != 0.0f ? 1 : 0);
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) bad_file(tmp, std::string("cannot create: ") + std::strerror(errno));
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    f.close();
-    if (!f) bad_file(tmp, "write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) bad_file(path, "cannot rename " + tmp + ": " + ec.message());
+  write_file_atomically(path, out);
 }
 
 Mlp load_mlp(const std::string& path) {

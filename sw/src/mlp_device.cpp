@@ -105,17 +105,6 @@ BatchResult MlpDeviceRunner::run(const MatrixI8& x) {
   return result;
 }
 
-std::uint64_t MlpDeviceRunner::predict_batch_cycles(Eigen::Index rows) const {
-  std::uint64_t total = 0;
-  for (std::size_t i = 0; i < model_->layers.size(); ++i) {
-    const Int8MlpLayer& l = model_->layers[i];
-    total += estimate_gemm(caps_, rows, l.weights.cols(), l.weights.rows(), layer_options(i),
-                           memory_)
-                 .cycles.total;
-  }
-  return total;
-}
-
 std::uint64_t predict_mlp_batch_cycles(const DeviceCaps& caps, const std::vector<int>& sizes,
                                        Eigen::Index rows, GemmMode mode,
                                        const PerfModelParams& memory) {

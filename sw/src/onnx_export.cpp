@@ -1,21 +1,18 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 #include "nmsa/onnx_export.hpp"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 
 // Debian's libonnx-dev ships only the ONNX_ML flavour of the generated classes (onnx-ml.pb.h);
 // its CMake targets define ONNX_ML and ONNX_NAMESPACE=onnx for us.
 #include <onnx/onnx_pb.h>
+
+#include "nmsa/file_io.hpp"
 
 namespace nmsa {
 
@@ -28,8 +25,6 @@ constexpr std::int64_t OPSET = 13;
 constexpr const char* INPUT_NAME = "input";
 constexpr const char* OUTPUT_NAME = "logits";
 constexpr const char* BATCH_DIM = "batch";
-
-std::string layer_name(std::size_t i) { return "fc" + std::to_string(i + 1); }
 
 std::string shape_str(Eigen::Index rows, Eigen::Index cols) {
   return "[" + std::to_string(rows) + " x " + std::to_string(cols) + "]";
@@ -61,13 +56,13 @@ void validate(const Mlp& model, const std::string& graph_name, const std::string
   if (graph_name.empty()) bad("the graph name is empty (ONNX requires one)");
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     const MlpLayer& l = model.layers[i];
-    const std::string name = layer_name(i);
+    const std::string name = mlp_layer_name(i);
     if (l.w.rows() == 0 || l.w.cols() == 0) {
       bad(name + ".weight is empty, " + shape_str(l.w.rows(), l.w.cols()));
     }
     if (i > 0 && l.w.cols() != model.layers[i - 1].w.rows()) {
       bad(name + ".weight is " + shape_str(l.w.rows(), l.w.cols()) +
-          ": its K = " + std::to_string(l.w.cols()) + " is not " + layer_name(i - 1) +
+          ": its K = " + std::to_string(l.w.cols()) + " is not " + mlp_layer_name(i - 1) +
           "'s N_out = " + std::to_string(model.layers[i - 1].w.rows()));
     }
     if (l.b.size() != l.w.rows()) {
@@ -147,7 +142,7 @@ std::string serialize(const Mlp& model, const std::string& graph_name, const std
   std::string x = INPUT_NAME;
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     const MlpLayer& l = model.layers[i];
-    const std::string name = layer_name(i);
+    const std::string name = mlp_layer_name(i);
     const bool last = i + 1 == model.layers.size();
     // Row-major [N_out x K] is the order ONNX stores a [N_out x K] tensor in.
     add_initializer(g, name + ".weight", {l.w.rows(), l.w.cols()}, l.w.data(),
@@ -202,29 +197,7 @@ std::string serialize_mlp_onnx(const Mlp& model, const std::string& graph_name,
 void export_mlp_onnx(const Mlp& model, const std::string& path, const std::string& graph_name,
                      const std::string& doc) {
   const std::string bytes = serialize(model, graph_name, doc, path + ": cannot export the MLP");
-  // A name of its own, so that two exports to one path do not write into the same temporary.
-  std::random_device rd;
-  char suffix[16];
-  std::snprintf(suffix, sizeof suffix, ".tmp-%08x", static_cast<unsigned>(rd()));
-  const std::string tmp = path + suffix;
-  auto fail = [&](const std::string& why) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw std::runtime_error(path + ": " + why);
-  };
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      throw std::runtime_error(path + ": cannot create the temporary file " + tmp + ": " +
-                               std::strerror(errno));
-    }
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.close();
-    if (!f) fail("write to " + tmp + " failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail("cannot rename " + tmp + " to it: " + ec.message());
+  write_file_atomically(path, bytes);
 }
 
 }  // namespace nmsa

@@ -21,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nmsa/file_io.hpp"
+
 namespace nmsa {
 
 std::uint64_t LatencySummary::total_cycles() const {
@@ -1571,31 +1573,6 @@ std::string report_html(const DeploymentReport& r) {
 
 // --- Files ---------------------------------------------------------------------------------------
 
-namespace {
-
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw std::runtime_error(tmp.string() + ": cannot create (" + std::strerror(errno) + ")");
-    }
-    out << text;
-    out.flush();
-    if (!out) {
-      throw std::runtime_error(tmp.string() + ": write failed (" + std::strerror(errno) + ")");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error(path.string() + ": cannot rename " + tmp.filename().string() +
-                             " into place (" + ec.message() + ")");
-  }
-}
-
-}  // namespace
 
 void write_report(const DeploymentReport& report, const std::string& dir) {
   std::error_code ec;
@@ -1605,9 +1582,9 @@ void write_report(const DeploymentReport& report, const std::string& dir) {
                              (ec ? ec.message() : std::string("a file is in the way")) + ")");
   }
   const std::filesystem::path base(dir);
-  write_atomically(base / "report.json", report_json(report));
-  write_atomically(base / "report.md", report_markdown(report));
-  write_atomically(base / "index.html", report_html(report));
+  write_file_atomically((base / "report.json").string(), report_json(report));
+  write_file_atomically((base / "report.md").string(), report_markdown(report));
+  write_file_atomically((base / "index.html").string(), report_html(report));
 }
 
 // --- The release gate ----------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/expect_throw.hpp"
 #include "../common/seed.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/int8_mlp.hpp"
@@ -18,6 +19,7 @@
 namespace nmsa {
 namespace {
 
+using nmsa::testing::expect_throw_containing;
 using nmsa::testing::seed_note;
 using nmsa::testing::test_seed;
 
@@ -83,17 +85,21 @@ TEST(Int8MlpTest, QuantizedNetworkFollowsTheFloatNetwork) {
   int same = 0;
   for (std::size_t i = 0; i < a.size(); ++i) same += a[i] == b[i] ? 1 : 0;
   EXPECT_GE(same, 190) << seed_note(seed);
+  // Accuracy against the INT8 model's own predictions is 1, in any batch size; against the FP32
+  // predictions it is the agreement counted above.
+  const MatrixI32 acc = golden_forward(q, quantize_input(q, x));
+  EXPECT_DOUBLE_EQ(top1_accuracy(q, acc, b), 1.0);
+  EXPECT_DOUBLE_EQ(evaluate_int8_accuracy(q, x, b, 7), 1.0);
+  EXPECT_DOUBLE_EQ(evaluate_int8_accuracy(q, x, a), same / 200.0);
+  EXPECT_THROW(top1_accuracy(q, acc, std::vector<std::uint8_t>(3)), std::invalid_argument);
 }
 
 TEST(Int8MlpTest, SparseLayerMustBeNm) {
   const Mlp dense = random_model({16, 8, 4}, test_seed(33));
   const std::vector<float> scales = {0.01f, 0.01f};
-  try {
-    quantize_mlp(dense, scales, {GemmMode::SPARSE, GemmMode::DENSE});
-    ADD_FAILURE() << "a dense layer passed as 2:4";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("fc1"), std::string::npos) << e.what();
-  }
+  expect_throw_containing(
+      [&] { quantize_mlp(dense, scales, {GemmMode::SPARSE, GemmMode::DENSE}); },
+      std::vector<std::string>{"layer fc1 is to run sparse", "allowed by 2:4"});
   EXPECT_THROW(quantize_mlp(dense, {0.01f}, {GemmMode::DENSE, GemmMode::DENSE}),
                std::invalid_argument);
   Mlp pruned = dense;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/expect_throw.hpp"
 #include "../common/seed.hpp"
 #include "nmsa/fashion_mnist.hpp"
 #include "nmsa/mlp.hpp"
@@ -31,15 +32,7 @@ std::string temp_path(const std::string& name) {
       .string();
 }
 
-void expect_throw_containing(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one containing '" << needle << "'";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-        << "message: " << e.what() << "\nexpected to contain: " << needle;
-  }
-}
+using nmsa::testing::expect_throw_containing;
 
 // Eigen's setRandom() draws from std::rand(), whose state other tests share: use the seed.
 template <typename Derived>

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/expect_throw.hpp"
 #include "../common/seed.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/mlp.hpp"
@@ -62,15 +63,7 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
-void expect_throw_containing(const std::function<void()>& f, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one containing '" << needle << "'";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-        << "message: " << e.what() << "\nexpected to contain: " << needle;
-  }
-}
+using nmsa::testing::expect_throw_containing;
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/expect_throw.hpp"
 #include "../common/seed.hpp"
 #include "../report/sample_report.hpp"
 #include "nmsa/report.hpp"
@@ -65,18 +66,7 @@ std::string read_file(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-void expect_throw_containing(const std::function<void()>& f,
-                             const std::vector<std::string>& needles) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one containing '" << needles.front() << "'";
-  } catch (const std::exception& e) {
-    for (const auto& needle : needles) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
-          << "message: " << e.what() << "\nexpected to contain: " << needle;
-    }
-  }
-}
+using nmsa::testing::expect_throw_containing;
 
 std::size_t count_of(const std::string& text, const std::string& needle) {
   std::size_t n = 0;

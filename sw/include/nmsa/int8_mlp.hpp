@@ -74,6 +74,10 @@ MatrixI8 to_int8(const MatrixI32& values);
 MatrixF logits_from_accumulators(const Int8MlpLayer& last, const MatrixI32& acc);
 std::vector<std::uint8_t> predict_classes(const MatrixF& logits);
 
+// Top-1 accuracy of the last layer's accumulators (from the golden model or a device).
+double top1_accuracy(const Int8Mlp& model, const MatrixI32& accumulators,
+                     const std::vector<std::uint8_t>& labels);
+
 // Top-1 accuracy of the INT8 model on the golden model (fast: Eigen, no device).
 double evaluate_int8_accuracy(const Int8Mlp& model, const MatrixF& x,
                               const std::vector<std::uint8_t>& labels, int batch_size = 1000);

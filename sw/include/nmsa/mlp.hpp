@@ -32,6 +32,10 @@ struct MlpLayer {
   MatrixF mask;
 };
 
+// The name of layer i (0-based) everywhere a layer is named: "fc1", "fc2", ... (PyTorch's
+// convention for a stack of Linear layers; the ONNX export and the reports use it).
+std::string mlp_layer_name(std::size_t i);
+
 struct Mlp {
   std::vector<MlpLayer> layers;
 

@@ -49,9 +49,6 @@ class MlpDeviceRunner {
   // and the error when the device reports one, or when a layer cannot be compiled.
   BatchResult run(const MatrixI8& x);
 
-  // The cycle model's prediction of one batch of `rows` rows (all layers), without running it.
-  std::uint64_t predict_batch_cycles(Eigen::Index rows) const;
-
  private:
   GemmOptions layer_options(std::size_t layer) const;
   const TilingPlan& plan_for(std::size_t layer, Eigen::Index rows);
