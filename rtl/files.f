@@ -4,6 +4,7 @@ rtl/core/nmsa_pkg.sv
 rtl/ctrl/nmsa_reg_pkg.sv
 rtl/mem/nmsa_fifo.sv
 rtl/mem/nmsa_spad.sv
+rtl/mem/nmsa_reg_slice.sv
 rtl/core/nmsa_meta_decoder.sv
 rtl/core/nmsa_pe.sv
 rtl/core/nmsa_array.sv

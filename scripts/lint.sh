@@ -5,9 +5,9 @@
 #
 # Every module in rtl/files.f is linted standalone as --top-module with its default parameters,
 # reading only the files.f entries up to and including its own file (files.f is in compile
-# order, so this also checks that every module's dependencies come before it). nmsa_array is
-# linted again with the parameters of every configuration in rtl/configs.json, which also
-# elaborates its PEs and decoders with those parameters. One PASS/FAIL line per run; non-zero
+# order, so this also checks that every module's dependencies come before it). nmsa_array and
+# nmsa_top are linted again with the parameters of every configuration in rtl/configs.json, which
+# also elaborates everything below them with those parameters. One PASS/FAIL line per run; non-zero
 # exit on any warning or error. Waivers, if one is ever unavoidable, go in rtl/lint.vlt (each
 # with a comment saying why); the file is passed to every run when it exists.
 set -euo pipefail
@@ -65,26 +65,20 @@ for i in "${!files[@]}"; do
 done
 [[ $array_nfiles -gt 0 ]] || { echo "lint.sh: no module nmsa_array in rtl/files.f" >&2; exit 2; }
 
-# nmsa_array with the parameters of every named configuration.
-configs="$(python3 -c '
-import json, sys
-keys = {"rows": "Rows", "cols": "Cols", "n": "N", "m": "M", "data_w": "DataW", "acc_w": "AccW"}
-try:
-    cfgs = json.load(open("rtl/configs.json"))["configs"]
-except (OSError, ValueError, KeyError) as e:
-    sys.exit(f"lint.sh: cannot read configurations from rtl/configs.json: {e}")
-for name, cfg in cfgs.items():
-    missing = sorted(set(keys) - set(cfg))
-    if missing:
-        sys.exit(f"lint.sh: configuration {name!r} in rtl/configs.json lacks {missing}")
-    print(name, " ".join(f"-G{keys[k]}={int(cfg[k])}" for k in keys))
-')"
-[[ -n "$configs" ]] || { echo "lint.sh: rtl/configs.json holds no configurations" >&2; exit 2; }
+# nmsa_array and nmsa_top with the parameters of every named configuration
+# (scripts/rtl_config.py turns a configuration into parameters).
+names="$(python3 scripts/rtl_config.py --list)" || exit 2
+[[ -n "$names" ]] || { echo "lint.sh: rtl/configs.json holds no configurations" >&2; exit 2; }
 
-while read -r name params; do
-  # shellcheck disable=SC2086  # params is a list of -G options
-  lint "nmsa_array config=$name ($params)" nmsa_array "$array_nfiles" $params
-done <<< "$configs"
+while read -r name; do
+  for top in nmsa_array nmsa_top; do
+    params="$(python3 scripts/rtl_config.py "$name" "$top")" || exit 2
+    nfiles=$array_nfiles
+    [[ $top == nmsa_top ]] && nfiles=${#files[@]}
+    # shellcheck disable=SC2086  # params is a list of -G options
+    lint "$top config=$name ($params)" "$top" "$nfiles" $params
+  done
+done <<< "$names"
 
 if [[ $failures -ne 0 ]]; then
   echo "lint.sh: $failures lint run(s) failed" >&2

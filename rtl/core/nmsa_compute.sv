@@ -4,11 +4,16 @@
 //
 // Three stages, so that the array streams back to back across tiles:
 //   weight loader  takes the next COMPUTE once its tokens are there and its bank is free, and
-//                  copies the tile's Rows weight records into the array's idle bank;
-//   streamer       feeds the loaded tile's activation vectors, one per cycle, and moves on to the
-//                  next loaded tile in the very next cycle;
-//   accumulator    adds each result row to (or writes it into) the accumulator SRAM, and gives
-//                  the tile's tokens once its last row is there.
+//                  copies the tile's Rows weight records into the array's idle bank (read,
+//                  register, load: one record per cycle);
+//   streamer       feeds the loaded tile's activation vectors, one per cycle (read, register,
+//                  enter the array), and moves on to the next loaded tile in the very next cycle;
+//   accumulator    adds each result row to (or writes it into) the accumulator SRAM (read,
+//                  register, add, write), and gives the tile's tokens once its last row is there.
+// Every stage boundary is a register, so no path runs from a scratchpad's output into the array
+// or from the accumulator SRAM's output into its input. A beat that accumulates into a row whose
+// previous result is still in the read-add-write pipeline waits (docs/architecture.md); that
+// happens only for tiles of fewer than AccHazard beats, which weight loading already slows more.
 // Activation and weight scratchpads and the accumulator SRAM live in the top; this block drives
 // their ports.
 `default_nettype none
@@ -20,6 +25,7 @@ module nmsa_compute #(
   parameter int unsigned M          = nmsa_pkg::DefaultM,
   parameter int unsigned DataW      = nmsa_pkg::DefaultDataW,
   parameter int unsigned AccW       = nmsa_pkg::DefaultAccW,
+  parameter bit          Sparse     = 1'b1,
   parameter int unsigned ActEntries = 2048,
   parameter int unsigned WgtRecords = 256,
   parameter int unsigned AccEntries = 2048,
@@ -48,7 +54,7 @@ module nmsa_compute #(
   input  logic [RecordW-1:0]                wgt_rd_data_i,
   output logic                              act_rd_en_o,
   output logic [$clog2(ActEntries)-1:0]     act_rd_addr_o,
-  input  logic [Rows*M*DataW-1:0]           act_rd_data_i,
+  input  logic [Rows*(Sparse ? M : N)*DataW-1:0] act_rd_data_i,
   output logic                              acc_rd_en_o,
   output logic [$clog2(AccEntries)-1:0]     acc_rd_addr_o,
   input  logic [Cols*AccW-1:0]              acc_rd_data_i,
@@ -68,19 +74,24 @@ module nmsa_compute #(
   output logic                              stat_dma_stall_o
 );
 
-  localparam int unsigned IdxW     = $clog2(M);
-  localparam int unsigned ActW     = Rows * M * DataW;
-  localparam int unsigned ValW     = Cols * N * DataW;
-  localparam int unsigned MetaW    = Cols * N * IdxW;
-  localparam int unsigned RowW     = Rows > 1 ? $clog2(Rows) : 1;
-  localparam int unsigned ActAW    = $clog2(ActEntries);
-  localparam int unsigned WgtAW    = $clog2(WgtRecords);
-  localparam int unsigned AccAW    = $clog2(AccEntries);
-  localparam int unsigned Latency  = Rows + Cols - 1;
-  // Results in flight: the array's latency plus the read stage, rounded up to a power of two.
+  localparam int unsigned IdxW      = $clog2(M);
+  localparam int unsigned Lanes     = Sparse ? M : N;
+  localparam int unsigned ActW      = Rows * Lanes * DataW;
+  localparam int unsigned ValW      = Cols * N * DataW;
+  localparam int unsigned MetaW     = Cols * N * IdxW;
+  localparam int unsigned RowW      = Rows > 1 ? $clog2(Rows) : 1;
+  localparam int unsigned ActAW     = $clog2(ActEntries);
+  localparam int unsigned WgtAW     = $clog2(WgtRecords);
+  localparam int unsigned AccAW     = $clog2(AccEntries);
+  localparam int unsigned Latency   = Rows + Cols + nmsa_pkg::PeLatency - 2;
+  // Results in flight: the array's latency plus the read and input stages, rounded up to a
+  // power of two.
   localparam int unsigned InfoDepth = 1 << $clog2(Latency + 4);
+  // Cycles between a beat's issue and the accumulator write of its result's read-add-write; a
+  // beat that accumulates into a row issued fewer cycles ago waits.
+  localparam int unsigned AccHazard = nmsa_pkg::AccHazardCycles;
 
-  if (ValW + MetaW > RecordW) begin : g_bad_record
+  if (ValW + (Sparse ? MetaW : 0) > RecordW) begin : g_bad_record
     $error("nmsa_compute: RecordW too small for one PE row of values and metadata");
   end
 
@@ -91,6 +102,7 @@ module nmsa_compute #(
   logic [RowW-1:0]       wload_row;
   logic                  wload_bank;
   logic                  wload_dense;
+  logic [MetaW-1:0]      wload_meta;
   logic [Cols-1:0]       wload_illegal;
   logic [1:0]            bank_busy;
   logic                  in_valid;
@@ -101,12 +113,13 @@ module nmsa_compute #(
   logic [Cols*AccW-1:0]  out_psum;
 
   nmsa_array #(
-    .Rows  (Rows),
-    .Cols  (Cols),
-    .N     (N),
-    .M     (M),
-    .DataW (DataW),
-    .AccW  (AccW)
+    .Rows   (Rows),
+    .Cols   (Cols),
+    .N      (N),
+    .M      (M),
+    .DataW  (DataW),
+    .AccW   (AccW),
+    .Sparse (Sparse)
   ) u_array (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
@@ -114,8 +127,8 @@ module nmsa_compute #(
     .wload_row_i     (wload_row),
     .wload_bank_i    (wload_bank),
     .wload_dense_i   (wload_dense),
-    .wload_val_i     (wgt_rd_data_i[ValW-1:0]),
-    .wload_meta_i    (wgt_rd_data_i[ValW +: MetaW]),
+    .wload_val_i     (rec_q[ValW-1:0]),
+    .wload_meta_i    (wload_meta),
     .wload_illegal_o (wload_illegal),
     .bank_busy_o     (bank_busy),
     .in_valid_i      (in_valid),
@@ -127,14 +140,17 @@ module nmsa_compute #(
   );
 
   // ---------------------------------------------------------------------------------------------
-  // Weight loader
+  // Weight loader: read record i, register it, load it into PE row i of the idle bank.
   // ---------------------------------------------------------------------------------------------
   nmsa_pkg::cmd_t  wl_cmd_d, wl_cmd_q;
   logic            wl_busy_d, wl_busy_q;         // reading records of wl_cmd_q
   logic [RowW:0]   wl_row_d, wl_row_q;           // next record to read
   logic            wl_bank_d, wl_bank_q;         // bank the next tile loads into
-  logic            wr_valid_d, wr_valid_q;       // a record read last cycle: write it this cycle
-  logic [RowW-1:0] wr_row_d, wr_row_q;
+  logic            rd_valid_q;                   // a record read last cycle
+  logic [RowW-1:0] rd_row_q;
+  logic            rec_valid_q;                  // a registered record: load it this cycle
+  logic [RowW-1:0] rec_row_q;
+  logic [RecordW-1:0] rec_q;
 
   // Handoff to the streamer: a tile whose weights are in.
   nmsa_pkg::cmd_t  next_cmd_d, next_cmd_q;
@@ -144,36 +160,40 @@ module nmsa_compute #(
   // Streamer state (declared here: the loader must know which bank it uses).
   logic            st_valid_d, st_valid_q;
   logic            st_bank_d, st_bank_q;
-  logic            pend_valid_d, pend_valid_q;   // read issued last cycle: enters the array now
-  logic            pend_bank_d, pend_bank_q;
-  logic            pend_dense_d, pend_dense_q;
-  logic [1:0]      pend_part_d, pend_part_q;
+  logic            pend_valid_q;                 // read issued last cycle
+  logic            pend_bank_q, pend_dense_q;
+  logic [1:0]      pend_part_q;
+  logic            in_valid_q, in_bank_q, in_dense_q;   // registered beat: enters the array now
+  logic [ActW-1:0] in_act_q;
 
   logic [1:0]      bank_in_use;
-  logic            tokens_ok, accept, last_record_written;
+  logic            tokens_ok, bad_mode, accept, last_record_loaded;
 
   for (genvar b = 0; b < 2; b++) begin : g_bank_use
     assign bank_in_use[b] = bank_busy[b] |
+                            (in_valid_q & (in_bank_q == 1'(b))) |
                             (pend_valid_q & (pend_bank_q == 1'(b))) |
                             (st_valid_q & (st_bank_q == 1'(b)));
   end
 
-  assign tokens_ok = (!cmd_i.pop_prev || l2c_avail_i) && (!cmd_i.pop_next || s2c_avail_i);
-  assign accept    = cmd_valid_i && !wl_busy_q && !wr_valid_q && !next_valid_q && !abort_i &&
-                     tokens_ok && !bank_in_use[wl_bank_q];
+  // A sparse COMPUTE on the dense-only array is refused by the command processor; this only
+  // keeps such a command from ever reaching the array.
+  assign bad_mode    = !Sparse && !cmd_i.flag_a;
+  assign tokens_ok   = (!cmd_i.pop_prev || l2c_avail_i) && (!cmd_i.pop_next || s2c_avail_i);
+  assign accept      = cmd_valid_i && !wl_busy_q && !rd_valid_q && !rec_valid_q &&
+                       !next_valid_q && !abort_i && !bad_mode && tokens_ok &&
+                       !bank_in_use[wl_bank_q];
   assign cmd_ready_o = accept;
   assign l2c_pop_o   = accept && cmd_i.pop_prev;
   assign s2c_pop_o   = accept && cmd_i.pop_next;
-  assign last_record_written = wr_valid_q && (wr_row_q == RowW'(Rows - 1));
+  assign last_record_loaded = rec_valid_q && (rec_row_q == RowW'(Rows - 1));
 
   always_comb begin
-    wl_cmd_d     = wl_cmd_q;
-    wl_busy_d    = wl_busy_q;
-    wl_row_d     = wl_row_q;
-    wl_bank_d    = wl_bank_q;
-    wr_valid_d   = 1'b0;
-    wr_row_d     = wr_row_q;
-    wgt_rd_en_o  = 1'b0;
+    wl_cmd_d      = wl_cmd_q;
+    wl_busy_d     = wl_busy_q;
+    wl_row_d      = wl_row_q;
+    wl_bank_d     = wl_bank_q;
+    wgt_rd_en_o   = 1'b0;
     wgt_rd_addr_o = wl_cmd_q.addr[WgtAW-1:0] + WgtAW'(wl_row_q);
 
     if (accept) begin
@@ -182,25 +202,30 @@ module nmsa_compute #(
       wl_row_d  = '0;
     end else if (wl_busy_q) begin
       wgt_rd_en_o = 1'b1;
-      wr_valid_d  = 1'b1;
-      wr_row_d    = wl_row_q[RowW-1:0];
       wl_row_d    = wl_row_q + 1'b1;
       if (wl_row_q == (RowW+1)'(Rows - 1)) begin
         wl_busy_d = 1'b0;
       end
     end
-    if (last_record_written) begin
+    if (last_record_loaded) begin
       wl_bank_d = ~wl_bank_q;
     end
   end
 
-  assign wload_valid = wr_valid_q;
-  assign wload_row   = wr_row_q;
-  assign wload_bank  = wl_bank_q;
-  assign wload_dense = wl_cmd_q.flag_a;
+  assign wload_valid  = rec_valid_q;
+  assign wload_row    = rec_row_q;
+  assign wload_bank   = wl_bank_q;
+  assign wload_dense  = wl_cmd_q.flag_a;
+
+  // A record holds a PE row's values, then (with Sparse) their metadata (docs/isa.md).
+  if (Sparse) begin : g_meta
+    assign wload_meta = rec_q[ValW +: MetaW];
+  end else begin : g_no_meta
+    assign wload_meta = '0;
+  end
 
   // ---------------------------------------------------------------------------------------------
-  // Streamer
+  // Streamer: issue a read, register the entry (a dense beat is part `part` of it), enter.
   // ---------------------------------------------------------------------------------------------
   nmsa_pkg::cmd_t   st_cmd_d, st_cmd_q;
   logic [ActAW-1:0] st_act_d, st_act_q;      // next activation entry
@@ -221,9 +246,22 @@ module nmsa_compute #(
   info_t info_in, info_out;
   logic  info_push, info_pop, info_valid, info_ready;
   logic [$clog2(InfoDepth):0] info_count;
-  logic  issue, issue_last, take_next;
+  logic  hazard, issue, issue_last, take_next;
 
-  assign issue      = st_valid_q && !abort_i;
+  // Rows issued in the last AccHazard - 1 cycles: a beat that accumulates into one of them waits.
+  logic [AccHazard-2:0] hist_valid_q;
+  logic [AccAW-1:0]     hist_row_q [AccHazard-1];
+
+  always_comb begin
+    hazard = 1'b0;
+    for (int unsigned h = 0; h < AccHazard - 1; h++) begin
+      if (hist_valid_q[h] && hist_row_q[h] == st_acc_q) begin
+        hazard = st_cmd_q.flag_b;
+      end
+    end
+  end
+
+  assign issue      = st_valid_q && !abort_i && !hazard;
   assign issue_last = issue && (st_left_q == 16'd1);
   assign take_next  = next_valid_q && (!st_valid_q || issue_last) && !abort_i;
 
@@ -237,12 +275,8 @@ module nmsa_compute #(
     st_act_d     = st_act_q;
     st_acc_d     = st_acc_q;
     st_left_d    = st_left_q;
-    pend_valid_d = issue;
-    pend_bank_d  = st_bank_q;
-    pend_dense_d = st_cmd_q.flag_a;
-    pend_part_d  = st_cmd_q.part;
 
-    if (last_record_written) begin
+    if (last_record_loaded) begin
       next_cmd_d   = wl_cmd_q;
       next_valid_d = 1'b1;
       next_bank_d  = wl_bank_q;
@@ -282,27 +316,37 @@ module nmsa_compute #(
   assign info_in.push_prev  = st_cmd_q.push_prev;
   assign info_in.push_next  = st_cmd_q.push_next;
 
-  // Activation lanes: sparse beats are the entry as it is; a dense beat is part `part` of the
-  // entry (Rows*N bytes), spread so that PE row r sees its N positions in lanes r*M .. r*M+N-1.
-  always_comb begin
-    in_act = '0;
-    if (pend_dense_q) begin
-      for (int unsigned r = 0; r < Rows; r++) begin
-        for (int unsigned n = 0; n < N; n++) begin
-          in_act[(r*M + n)*DataW +: DataW] =
-              act_rd_data_i[(32'(pend_part_q)*Rows*N + r*N + n)*DataW +: DataW];
+  // Activation lanes of the read entry: sparse beats take it as it is; a dense beat on the sparse
+  // array is part `part` of it (Rows*N bytes), spread so that PE row r sees its N positions in
+  // lanes r*M .. r*M+N-1. The dense-only array takes every entry as it is.
+  logic [ActW-1:0] entry_lanes;
+
+  if (Sparse) begin : g_dense_spread
+    always_comb begin
+      entry_lanes = '0;
+      if (pend_dense_q) begin
+        for (int unsigned r = 0; r < Rows; r++) begin
+          for (int unsigned n = 0; n < N; n++) begin
+            entry_lanes[(r*M + n)*DataW +: DataW] =
+                act_rd_data_i[(32'(pend_part_q)*Rows*N + r*N + n)*DataW +: DataW];
+          end
         end
+      end else begin
+        entry_lanes = act_rd_data_i;
       end
-    end else begin
-      in_act = act_rd_data_i;
     end
+  end else begin : g_entry
+    assign entry_lanes = act_rd_data_i;
+    logic unused;
+    assign unused = ^pend_part_q;
   end
 
-  assign in_valid = pend_valid_q;
-  assign in_bank  = pend_bank_q;
+  assign in_valid = in_valid_q;
+  assign in_bank  = in_bank_q;
+  assign in_act   = in_act_q;
 
   // ---------------------------------------------------------------------------------------------
-  // Accumulator read-modify-write
+  // Accumulator read-add-write: read (R), register (D), add (A), write (W).
   // ---------------------------------------------------------------------------------------------
   nmsa_fifo #(
     .Width (InfoW),
@@ -322,35 +366,26 @@ module nmsa_compute #(
 
   assign info_pop = out_valid | out_err;
 
-  logic                 rmw_valid_q, rmw_valid_d;
-  info_t                rmw_info_q, rmw_info_d;
-  logic [Cols*AccW-1:0] rmw_psum_q, rmw_psum_d;
-  logic                 fwd_valid_q;
-  logic [AccAW-1:0]     fwd_row_q;
-  logic [Cols*AccW-1:0] fwd_data_q;
-  logic [Cols*AccW-1:0] old_row, new_row;
+  logic                 d_valid_q, a_valid_q, w_valid_q;
+  info_t                d_info_q, a_info_q, w_info_q;
+  logic [Cols*AccW-1:0] d_psum_q, a_psum_q, a_old_q, w_data_q;
+  logic [Cols*AccW-1:0] sum;
 
-  assign rmw_valid_d   = out_valid;
-  assign rmw_info_d    = info_out;
-  assign rmw_psum_d    = out_psum;
   assign acc_rd_en_o   = out_valid;
   assign acc_rd_addr_o = info_out.acc_row;
 
-  // A row written last cycle is not yet visible to a read issued in the same cycle.
-  assign old_row = (fwd_valid_q && fwd_row_q == rmw_info_q.acc_row) ? fwd_data_q : acc_rd_data_i;
-
   always_comb begin
     for (int unsigned c = 0; c < Cols; c++) begin
-      new_row[c*AccW +: AccW] = rmw_psum_q[c*AccW +: AccW] +
-                                (rmw_info_q.accumulate ? old_row[c*AccW +: AccW] : '0);
+      sum[c*AccW +: AccW] = a_psum_q[c*AccW +: AccW] +
+                            (a_info_q.accumulate ? a_old_q[c*AccW +: AccW] : '0);
     end
   end
 
-  assign acc_wr_en_o   = rmw_valid_q;
-  assign acc_wr_addr_o = rmw_info_q.acc_row;
-  assign acc_wr_data_o = new_row;
-  assign c2l_push_o    = rmw_valid_q && rmw_info_q.last && rmw_info_q.push_prev;
-  assign c2s_push_o    = rmw_valid_q && rmw_info_q.last && rmw_info_q.push_next;
+  assign acc_wr_en_o   = w_valid_q;
+  assign acc_wr_addr_o = w_info_q.acc_row;
+  assign acc_wr_data_o = w_data_q;
+  assign c2l_push_o    = w_valid_q && w_info_q.last && w_info_q.push_prev;
+  assign c2s_push_o    = w_valid_q && w_info_q.last && w_info_q.push_next;
 
   // ---------------------------------------------------------------------------------------------
   // Errors and statistics
@@ -358,21 +393,22 @@ module nmsa_compute #(
   assign err_valid_o = (|wload_illegal) | out_err;
   assign err_index_o = (|wload_illegal) ? wl_cmd_q.index : info_out.index;
 
-  assign busy_o = wl_busy_q | wr_valid_q | next_valid_q | st_valid_q | pend_valid_q |
-                  info_valid | rmw_valid_q;
+  assign busy_o = wl_busy_q | rd_valid_q | rec_valid_q | next_valid_q | st_valid_q |
+                  pend_valid_q | in_valid_q | info_valid | d_valid_q | a_valid_q | w_valid_q;
 
   assign stat_beat_o        = in_valid;
-  assign stat_beat_dense_o  = in_valid & pend_dense_q;
+  assign stat_beat_dense_o  = in_valid & in_dense_q;
   assign stat_tile_sparse_o = accept & ~cmd_i.flag_a;
   assign stat_tile_dense_o  = accept & cmd_i.flag_a;
   assign stat_illegal_o     = wload_illegal;
   assign stat_dma_stall_o   = cmd_valid_i && cmd_i.pop_prev && !l2c_avail_i && !wl_busy_q &&
-                              !next_valid_q && !st_valid_q && !pend_valid_q && !abort_i;
+                              !rd_valid_q && !rec_valid_q && !next_valid_q && !st_valid_q &&
+                              !pend_valid_q && !in_valid_q && !abort_i;
 
-  // The info FIFO holds more entries than can ever be in flight (Latency + read stage), so it is
+  // The info FIFO holds more entries than can ever be in flight (Latency + read stages), so it is
   // never full; record padding and the index of a finished row are not needed.
   logic unused;
-  assign unused = ^{info_ready, info_count, rmw_info_q.index, wgt_rd_data_i};
+  assign unused = ^{info_ready, info_count, w_info_q.index, w_info_q.accumulate, rec_q};
 
   // ---------------------------------------------------------------------------------------------
   // Internal rules (simulation with --assert)
@@ -401,6 +437,12 @@ module nmsa_compute #(
       if (wload_valid && in_valid) begin
         assert (in_bank != wload_bank);
       end
+      // A read never misses a write still in the read-add-write pipeline.
+      if (out_valid && info_out.accumulate) begin
+        assert (!(d_valid_q && d_info_q.acc_row == info_out.acc_row));
+        assert (!(a_valid_q && a_info_q.acc_row == info_out.acc_row));
+        assert (!(w_valid_q && w_info_q.acc_row == info_out.acc_row));
+      end
     end
   end
 `endif
@@ -413,8 +455,8 @@ module nmsa_compute #(
       wl_busy_q    <= 1'b0;
       wl_row_q     <= '0;
       wl_bank_q    <= 1'b0;
-      wr_valid_q   <= 1'b0;
-      wr_row_q     <= '0;
+      rd_valid_q   <= 1'b0;
+      rec_valid_q  <= 1'b0;
       next_valid_q <= 1'b0;
       next_bank_q  <= 1'b0;
       st_valid_q   <= 1'b0;
@@ -424,49 +466,74 @@ module nmsa_compute #(
       pend_bank_q  <= 1'b0;
       pend_dense_q <= 1'b0;
       pend_part_q  <= '0;
-      rmw_valid_q  <= 1'b0;
-      fwd_valid_q  <= 1'b0;
+      in_valid_q   <= 1'b0;
+      in_bank_q    <= 1'b0;
+      in_dense_q   <= 1'b0;
+      hist_valid_q <= '0;
+      d_valid_q    <= 1'b0;
+      a_valid_q    <= 1'b0;
+      w_valid_q    <= 1'b0;
     end else if (clear_i) begin
       wl_busy_q    <= 1'b0;
       wl_row_q     <= '0;
-      wr_valid_q   <= 1'b0;
+      rd_valid_q   <= 1'b0;
+      rec_valid_q  <= 1'b0;
       next_valid_q <= 1'b0;
       st_valid_q   <= 1'b0;
       st_left_q    <= '0;
       pend_valid_q <= 1'b0;
-      rmw_valid_q  <= 1'b0;
-      fwd_valid_q  <= 1'b0;
+      in_valid_q   <= 1'b0;
+      hist_valid_q <= '0;
+      d_valid_q    <= 1'b0;
+      a_valid_q    <= 1'b0;
+      w_valid_q    <= 1'b0;
     end else begin
       wl_busy_q    <= wl_busy_d;
       wl_row_q     <= wl_row_d;
       wl_bank_q    <= wl_bank_d;
-      wr_valid_q   <= wr_valid_d;
-      wr_row_q     <= wr_row_d;
+      rd_valid_q   <= wgt_rd_en_o;
+      rec_valid_q  <= rd_valid_q;
       next_valid_q <= next_valid_d;
       next_bank_q  <= next_bank_d;
       st_valid_q   <= st_valid_d;
       st_bank_q    <= st_bank_d;
       st_left_q    <= st_left_d;
-      pend_valid_q <= pend_valid_d;
-      pend_bank_q  <= pend_bank_d;
-      pend_dense_q <= pend_dense_d;
-      pend_part_q  <= pend_part_d;
-      rmw_valid_q  <= rmw_valid_d;
-      fwd_valid_q  <= rmw_valid_q;
+      pend_valid_q <= issue;
+      pend_bank_q  <= st_bank_q;
+      pend_dense_q <= st_cmd_q.flag_a;
+      pend_part_q  <= st_cmd_q.part;
+      in_valid_q   <= pend_valid_q;
+      in_bank_q    <= pend_bank_q;
+      in_dense_q   <= pend_dense_q;
+      hist_valid_q <= {hist_valid_q[AccHazard-3:0], issue};
+      d_valid_q    <= out_valid;
+      a_valid_q    <= d_valid_q;
+      w_valid_q    <= a_valid_q;
     end
   end
 
   // Payload registers, qualified by the valid bits above.
   always_ff @(posedge clk_i) begin
     wl_cmd_q   <= wl_cmd_d;
+    rd_row_q   <= wl_row_q[RowW-1:0];
+    rec_row_q  <= rd_row_q;
+    rec_q      <= wgt_rd_data_i;
     next_cmd_q <= next_cmd_d;
     st_cmd_q   <= st_cmd_d;
     st_act_q   <= st_act_d;
     st_acc_q   <= st_acc_d;
-    rmw_info_q <= rmw_info_d;
-    rmw_psum_q <= rmw_psum_d;
-    fwd_row_q  <= rmw_info_q.acc_row;
-    fwd_data_q <= new_row;
+    in_act_q   <= entry_lanes;
+    hist_row_q[0] <= st_acc_q;
+    for (int unsigned h = 1; h < AccHazard - 1; h++) begin
+      hist_row_q[h] <= hist_row_q[h-1];
+    end
+    d_info_q   <= info_out;
+    d_psum_q   <= out_psum;
+    a_info_q   <= d_info_q;
+    a_psum_q   <= d_psum_q;
+    a_old_q    <= acc_rd_data_i;
+    w_info_q   <= a_info_q;
+    w_data_q   <= sum;
   end
 
 endmodule

@@ -7,13 +7,20 @@
 // Requests and data are decoupled: the next LOAD's request goes to the DMA while the beats of
 // earlier ones are still arriving (up to PendDepth LOADs), so the host memory's latency is paid
 // once per stream rather than once per LOAD. LOADs still finish, and give their tokens, in order.
+// The buffer write of a beat is registered (it happens the cycle after the beat), and so is the
+// token of a LOAD's last beat, so the token never overtakes the data.
+//
+// Epilogue parameters are written as EpiGroups sub-entries per entry (the store engine reads one
+// group of channels per cycle): beat b of an entry goes to lane b % EpiBeats of sub-entry
+// entry * EpiGroups + b / EpiBeats.
 `default_nettype none
 
 module nmsa_load #(
   parameter int unsigned AxiDataW  = 64,
   parameter int unsigned ActBeats  = 4,   // AXI beats per activation entry
   parameter int unsigned WgtBeats  = 3,   // ... per weight record
-  parameter int unsigned EpiBeats  = 12,  // ... per epilogue-parameter entry
+  parameter int unsigned EpiBeats  = 6,   // ... per epilogue-parameter sub-entry
+  parameter int unsigned EpiGroups = 2,   // sub-entries per epilogue-parameter entry
   parameter int unsigned PendDepth = 4    // LOADs requested and not yet finished
 ) (
   input  logic                  clk_i,
@@ -116,17 +123,27 @@ module nmsa_load #(
   assign rd_ready_o = pend_valid;
   assign beat       = rd_valid_i && rd_ready_o;
 
-  assign wr_en_o     = beat && !failed_q && rd_resp_i == 2'b00 && !abort_i;
-  assign wr_target_o = data_cmd.target;
-  assign wr_entry_o  = data_cmd.addr + entry_q;
-  assign wr_lane_o   = lane_q;
-  assign wr_data_o   = rd_data_i;
+  // Registered buffer write and token.
+  logic                wr_en_q, push_q;
+  logic [3:0]          wr_target_q;
+  logic [15:0]         wr_entry_q, first_entry;
+  logic [7:0]          wr_lane_q;
+  logic [AxiDataW-1:0] wr_data_q;
+
+  assign first_entry = data_cmd.target == nmsa_pkg::TargetEpi ?
+                       16'(32'(data_cmd.addr) * EpiGroups) : data_cmd.addr;
+
+  assign wr_en_o     = wr_en_q;
+  assign wr_target_o = wr_target_q;
+  assign wr_entry_o  = wr_entry_q;
+  assign wr_lane_o   = wr_lane_q;
+  assign wr_data_o   = wr_data_q;
+  assign l2c_push_o  = push_q;
 
   assign err_valid_o = beat && rd_resp_i != 2'b00 && !failed_q;
   assign err_resp_o  = rd_resp_i;
   assign err_index_o = data_cmd.index;
-  assign l2c_push_o  = beat && rd_last_i && !failed_d && data_cmd.push_next && !abort_i;
-  assign busy_o      = req_pending_q || pend_valid;
+  assign busy_o      = req_pending_q || pend_valid || wr_en_q || push_q;
 
   always_comb begin
     entry_d  = entry_q;
@@ -154,12 +171,18 @@ module nmsa_load #(
       entry_q       <= '0;
       lane_q        <= '0;
       failed_q      <= 1'b0;
+      wr_en_q       <= 1'b0;
+      push_q        <= 1'b0;
     end else if (clear_i) begin
       req_pending_q <= 1'b0;
       entry_q       <= '0;
       lane_q        <= '0;
       failed_q      <= 1'b0;
+      wr_en_q       <= 1'b0;
+      push_q        <= 1'b0;
     end else begin
+      wr_en_q       <= beat && !failed_q && rd_resp_i == 2'b00 && !abort_i;
+      push_q        <= beat && rd_last_i && !failed_d && data_cmd.push_next && !abort_i;
       // An abort drops a request the DMA has not taken; taken ones drain through the data stage.
       req_pending_q <= abort_i ? 1'b0 : (accept || (req_pending_q && !req_fire));
       entry_q       <= entry_d;
@@ -170,6 +193,10 @@ module nmsa_load #(
 
   always_ff @(posedge clk_i) begin
     if (accept) req_cmd_q <= cmd_i;
+    wr_target_q <= data_cmd.target;
+    wr_entry_q  <= first_entry + entry_q;
+    wr_lane_q   <= lane_q;
+    wr_data_q   <= rd_data_i;
   end
 
   logic unused;

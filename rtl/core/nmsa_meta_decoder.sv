@@ -5,10 +5,11 @@
 // the 4-bit nibble idx_lo | idx_hi << 2 of NVIDIA's sparse tensor cores and PyTorch's
 // _sparse_semi_structured_from_dense. See docs/format.md.
 //
-// Output: one one-hot select of M bits per slot (the PE's activation mux) and a legality flag.
-// A code whose indices are not strictly increasing is illegal: legal_o is low and every select is
-// zero, so nothing is ever computed from it. In dense mode the metadata is ignored and slot j
-// selects position j (N consecutive K-positions per PE).
+// Output: the K-position each slot multiplies (the PE's activation mux select, binary) and a
+// legality flag. A code whose indices are not strictly increasing is illegal: legal_o is low, and
+// whatever the selects are, every partial sum computed with the code is poisoned (nmsa_pe), so no
+// result is ever reported from it. In dense mode the metadata is ignored and slot j selects
+// position j (N consecutive K-positions per PE).
 `default_nettype none
 
 module nmsa_meta_decoder #(
@@ -17,7 +18,7 @@ module nmsa_meta_decoder #(
 ) (
   input  logic [N*$clog2(M)-1:0] meta_i,
   input  logic                   dense_i,
-  output logic [N*M-1:0]         sel_o,
+  output logic [N*$clog2(M)-1:0] idx_o,
   output logic                   legal_o
 );
 
@@ -31,30 +32,21 @@ module nmsa_meta_decoder #(
     $error("nmsa_meta_decoder: N must be in [1, M]");
   end
 
-  logic [IdxW-1:0] idx [N];
-  logic            increasing;
+  logic increasing;
 
   always_comb begin
-    for (int unsigned j = 0; j < N; j++) begin
-      idx[j] = meta_i[j*IdxW +: IdxW];
-    end
     increasing = 1'b1;
     for (int unsigned j = 1; j < N; j++) begin
-      if (idx[j] <= idx[j-1]) begin
+      if (meta_i[j*IdxW +: IdxW] <= meta_i[(j-1)*IdxW +: IdxW]) begin
         increasing = 1'b0;
       end
     end
   end
 
   always_comb begin
-    sel_o   = '0;
     legal_o = dense_i | increasing;
     for (int unsigned j = 0; j < N; j++) begin
-      if (dense_i) begin
-        sel_o[j*M + j] = 1'b1;
-      end else if (increasing) begin
-        sel_o[j*M + 32'(idx[j])] = 1'b1;
-      end
+      idx_o[j*IdxW +: IdxW] = dense_i ? IdxW'(j) : meta_i[j*IdxW +: IdxW];
     end
   end
 

@@ -15,6 +15,16 @@ package nmsa_pkg;
   // Number of weight banks per PE: one computing, one loading (double buffering).
   parameter int unsigned NumWeightBanks = 2;
 
+  // Pipeline stages of a PE from a beat's arrival to its partial sum leaving (arrival, select,
+  // multiply, sum of products, accumulate; docs/architecture.md). The array's latency is
+  // Rows + Cols + PeLatency - 2.
+  parameter int unsigned PeLatency = 5;
+
+  // Cycles from a beat's issue to the accumulator write of its result row, counted so that a
+  // beat issued this many cycles after another reads the row that one wrote (nmsa_compute's
+  // read, register, add, write). A beat that accumulates into a row issued more recently waits.
+  parameter int unsigned AccHazardCycles = 4;
+
   // ---------------------------------------------------------------------------------------------
   // Command stream (docs/isa.md). Commands are 32 bytes: four little-endian 64-bit words.
   // ---------------------------------------------------------------------------------------------
@@ -50,6 +60,32 @@ package nmsa_pkg;
 
   // $bits(cmd_t), spelled out because Debian's Yosys 0.23 cannot take $bits of a type.
   parameter int unsigned CmdTW = 224;
+
+  // Command fetch: commands per DMA request, and requests' worth of beats the fetch FIFO holds.
+  parameter int unsigned FetchChunkCmds = 8;
+  parameter int unsigned FetchChunks    = 2;
+  // Commands each engine's queue holds.
+  parameter int unsigned CmdQueueDepth  = 8;
+  // LOADs requested from the DMA and waiting for their data (nmsa_load).
+  parameter int unsigned PendingLoads   = 4;
+  // Read requests with data outstanding: the read DMA's owner FIFO (nmsa_top).
+  parameter int unsigned ReadRequests   = 8;
+  // Width of the dependency-token counters (docs/isa.md); a push beyond the maximum is BAD_DEPS.
+  parameter int unsigned TokenW         = 8;
+  // Consecutive cycles with commands waiting and nothing in flight before the deadlock detector
+  // reports BAD_DEPS (a command handed between queues is never quiet for that long).
+  parameter int unsigned DeadlockCycles = 4;
+
+  // ---------------------------------------------------------------------------------------------
+  // Epilogue parameters (docs/isa.md, LOAD target 2): one record per output channel.
+  // ---------------------------------------------------------------------------------------------
+  parameter int unsigned EpiParamBits = 96;  // 12 bytes
+  parameter int unsigned EpiBiasLsb   = 0;   // int32 bias
+  parameter int unsigned EpiMultLsb   = 32;  // int32 multiplier
+  parameter int unsigned EpiShiftLsb  = 64;  // shift, the low 6 bits of an int32
+
+  // Cycles from a group of channels entering nmsa_epilogue to its results.
+  parameter int unsigned EpiLatency = 7;
 
 endpackage
 

@@ -1,8 +1,20 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// Store engine: runs STORE commands (docs/isa.md). Reads the epilogue parameters once, then for
-// every accumulator row: reads it, applies the epilogue, and hands the row to the DMA as AXI
-// beats; the command finishes when the DMA reports all write responses.
+// Store engine: runs STORE commands (docs/isa.md). After its token, a STORE hands its write
+// request to the DMA; then every accumulator row streams through the epilogue into a FIFO of
+// finished rows, whose beats go to the DMA; the command finishes when the DMA reports all write
+// responses.
+//
+// The epilogue takes EpiLanes output channels per cycle, so a row passes as Groups = Cols /
+// EpiLanes groups in consecutive cycles, with the epilogue parameters of each group read from the
+// epilogue scratchpad just in time (the scratchpad holds them as Groups sub-entries per entry,
+// docs/isa.md). A row's journey, from its accumulator read in cycle t:
+//   t+g        parameters of group g read (the row stays at the accumulator port meanwhile)
+//   t+1+g      group g's operands registered
+//   t+2+g      group g enters the epilogue; its results L = nmsa_pkg::EpiLatency cycles later
+//   t+2+Groups+L  the finished row is written into the FIFO; its beats go out from t+3+Groups+L
+// Rows are read every Groups cycles as long as the FIFO has room for every row in flight
+// (RowSlots credits), so a row never waits inside the pipeline.
 `default_nettype none
 
 module nmsa_store #(
@@ -10,7 +22,11 @@ module nmsa_store #(
   parameter int unsigned AccW       = 32,
   parameter int unsigned AccEntries = 2048,
   parameter int unsigned EpiEntries = 64,
-  parameter int unsigned AxiDataW   = 64
+  parameter int unsigned EpiLanes   = 4,
+  parameter int unsigned AxiDataW   = 64,
+  // Finished rows the FIFO holds: enough credits for every row in flight between its read and
+  // its last beat at full rate (nmsa_top derives it and reports it in CAP_PIPELINE).
+  parameter int unsigned RowSlots   = 8
 ) (
   input  logic                            clk_i,
   input  logic                            rst_ni,
@@ -25,9 +41,10 @@ module nmsa_store #(
   output logic                            c2s_pop_o,
   output logic                            s2c_push_o,
 
+  // Epilogue scratchpad: sub-entry e * Groups + g holds the parameters of group g of entry e.
   output logic                            epi_rd_en_o,
-  output logic [$clog2(EpiEntries)-1:0]   epi_rd_addr_o,
-  input  logic [Cols*96-1:0]              epi_rd_data_i,
+  output logic [$clog2(EpiEntries*Cols/EpiLanes)-1:0] epi_rd_addr_o,
+  input  logic [EpiLanes*nmsa_pkg::EpiParamBits-1:0]  epi_rd_data_i,
   output logic                            acc_rd_en_o,
   output logic [$clog2(AccEntries)-1:0]   acc_rd_addr_o,
   input  logic [Cols*AccW-1:0]            acc_rd_data_i,
@@ -51,56 +68,40 @@ module nmsa_store #(
   output logic                            busy_o
 );
 
-  localparam int unsigned EpiAW    = $clog2(EpiEntries);
-  localparam int unsigned AccAW    = $clog2(AccEntries);
-  localparam int unsigned BeatB    = AxiDataW / 8;
+  localparam int unsigned Groups     = Cols / EpiLanes;
+  localparam int unsigned GroupW     = Groups > 1 ? $clog2(Groups) : 1;
+  localparam int unsigned EpiAW      = $clog2(EpiEntries * Groups);
+  localparam int unsigned AccAW      = $clog2(AccEntries);
+  localparam int unsigned ParamW     = EpiLanes * nmsa_pkg::EpiParamBits;
+  localparam int unsigned BeatB      = AxiDataW / 8;
+  localparam int unsigned RowW       = Cols * 32;   // an INT32 row; an INT8 row uses its low bytes
   // Beats of one output row; a narrow INT8 row (Cols < 8 bytes) is one beat.
   localparam int unsigned Int8Beats  = (Cols + BeatB - 1) / BeatB;
   localparam int unsigned Int32Beats = (Cols * 4 + BeatB - 1) / BeatB;
-  localparam int unsigned PadBits    = Int32Beats * AxiDataW;
+  localparam int unsigned BeatIdxW   = Int32Beats > 1 ? $clog2(Int32Beats) : 1;
+  localparam int unsigned SlotW      = $clog2(RowSlots + 1);
 
-  typedef enum logic [2:0] {
+  if (Groups * EpiLanes != Cols || (1 << GroupW) < Groups ||
+      (Groups > 1 && (1 << GroupW) != Groups)) begin : g_bad_lanes
+    $error("nmsa_store: EpiLanes must divide Cols into a power-of-two number of groups");
+  end
+
+  typedef enum logic [1:0] {
     StIdle,
-    StParams,     // epilogue parameters being read
     StRequest,    // DMA request
-    StRowRead,    // accumulator row being read
-    StSend,       // row beats to the DMA
-    StWait        // all rows sent: wait for the write responses
+    StRun,        // rows streaming
+    StWait        // all beats sent: wait for the write responses
   } state_e;
 
   state_e           state_d, state_q;
-  nmsa_pkg::cmd_t   cmd_d, cmd_q;
-  logic [Cols*96-1:0] params_d, params_q;
-  logic [15:0]      rows_left_d, rows_left_q;
-  logic [AccAW-1:0] acc_row_d, acc_row_q;
-  logic [PadBits-1:0] row_buf_d, row_buf_q;
-  logic [7:0]       beat_d, beat_q;
-  logic             params_ready_d, params_ready_q;   // epi read issued last cycle
-  logic             row_ready_d, row_ready_q;         // acc read issued last cycle
-  logic [Cols*32-1:0] epi_out;
-  logic [7:0]       beats_per_row;
-  logic             accept;
+  nmsa_pkg::cmd_t   cmd_q;
+  logic             accept, run;
 
-  assign beats_per_row = cmd_q.flag_b ? 8'(Int32Beats) : 8'(Int8Beats);
   assign accept = (state_q == StIdle) && cmd_valid_i && !abort_i &&
                   (!cmd_i.pop_prev || c2s_avail_i);
   assign cmd_ready_o = accept;
   assign c2s_pop_o   = accept && cmd_i.pop_prev;
-
-  nmsa_epilogue #(
-    .Cols (Cols),
-    .AccW (AccW)
-  ) u_epilogue (
-    .acc_i    (acc_rd_data_i),
-    .params_i (params_q),
-    .relu_i   (cmd_q.flag_a),
-    .int32_i  (cmd_q.flag_b),
-    .out_o    (epi_out)
-  );
-
-  assign epi_rd_en_o   = accept;
-  assign epi_rd_addr_o = cmd_i.size[EpiAW-1:0];
-  assign acc_rd_addr_o = acc_row_q;
+  assign run         = state_q == StRun;
 
   assign req_valid_o     = state_q == StRequest;
   assign req_addr_o      = cmd_q.word1;
@@ -108,67 +109,126 @@ module nmsa_store #(
   assign req_rows_o      = cmd_q.count;
   assign req_stride_o    = cmd_q.word2;
 
-  assign wr_valid_o = state_q == StSend && !row_ready_q;
-  assign wr_data_o  = row_buf_q[beat_q * AxiDataW +: AxiDataW];
+  // ---------------------------------------------------------------------------------------------
+  // Row reader: one accumulator row every Groups cycles while a credit is free.
+  // ---------------------------------------------------------------------------------------------
+  logic [15:0]      to_read_q;        // rows not yet read
+  logic [AccAW-1:0] acc_row_q;
+  logic [GroupW-1:0] gap_q;           // cycles since the last read, up to Groups - 1
+  logic [SlotW-1:0] credits_q;        // rows that may still be read (FIFO room minus in flight)
+  logic             read, row_sent;
+
+  assign read          = run && to_read_q != '0 && credits_q != '0 &&
+                         (Groups == 1 || gap_q == GroupW'(Groups - 1));
+  assign acc_rd_en_o   = read;
+  assign acc_rd_addr_o = acc_row_q;
+
+  // ---------------------------------------------------------------------------------------------
+  // Groups: group g's parameters are read g cycles after its row (the row stays at the
+  // accumulator port's output until the next row read), then both are registered as the
+  // epilogue's operands.
+  // ---------------------------------------------------------------------------------------------
+  logic                     grp_active_q;     // reading the parameters of group grp_q > 0
+  logic [GroupW-1:0]        grp_q;
+  logic                     sel_valid_q;      // parameters of group sel_grp_q arrive now
+  logic [GroupW-1:0]        sel_grp_q, epi_grp;
+  logic                     opnd_valid_q;
+  logic [EpiLanes*AccW-1:0] opnd_acc_q, group_acc;
+  logic [ParamW-1:0]        opnd_params_q;
+
+  assign epi_grp       = read ? '0 : grp_q;
+  assign epi_rd_en_o   = read | grp_active_q;
+  assign epi_rd_addr_o = EpiAW'(cmd_q.size) * EpiAW'(Groups) + EpiAW'(epi_grp);
+
+  if (Groups > 1) begin : g_group_mux
+    assign group_acc = acc_rd_data_i[sel_grp_q * EpiLanes * AccW +: EpiLanes * AccW];
+  end else begin : g_one_group
+    assign group_acc = acc_rd_data_i;
+  end
+
+  logic                     epi_valid;
+  logic [EpiLanes*32-1:0]   epi_data;
+
+  nmsa_epilogue #(
+    .Lanes (EpiLanes),
+    .AccW  (AccW)
+  ) u_epilogue (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (opnd_valid_q),
+    .in_acc_i    (opnd_acc_q),
+    .in_params_i (opnd_params_q),
+    .in_relu_i   (cmd_q.flag_a),
+    .in_int32_i  (cmd_q.flag_b),
+    .out_valid_o (epi_valid),
+    .out_data_o  (epi_data)
+  );
+
+  // ---------------------------------------------------------------------------------------------
+  // Row assembly: groups shift in from the top, so after Groups of them group 0 is at the bottom.
+  // ---------------------------------------------------------------------------------------------
+  logic [RowW-1:0]     row32_q;
+  logic [Cols*8-1:0]   row8_q;
+  logic [GroupW-1:0]   out_grp_q;
+  logic                row_done_q;        // a finished row is in row32_q / row8_q
+  logic [EpiLanes*8-1:0] group_bytes;
 
   always_comb begin
-    state_d        = state_q;
-    cmd_d          = cmd_q;
-    params_d       = params_q;
-    rows_left_d    = rows_left_q;
-    acc_row_d      = acc_row_q;
-    row_buf_d      = row_buf_q;
-    beat_d         = beat_q;
-    params_ready_d = 1'b0;
-    row_ready_d    = 1'b0;
-    acc_rd_en_o    = 1'b0;
+    for (int unsigned l = 0; l < EpiLanes; l++) begin
+      group_bytes[l*8 +: 8] = epi_data[l*32 +: 8];
+    end
+  end
 
+  // ---------------------------------------------------------------------------------------------
+  // Finished rows, and their beats to the DMA.
+  // ---------------------------------------------------------------------------------------------
+  logic              fifo_in_ready, fifo_valid;
+  logic [RowW-1:0]   fifo_in, fifo_out;
+  logic [$clog2(RowSlots):0] fifo_count;
+  logic [BeatIdxW-1:0] beat_q;
+  logic [15:0]       to_send_q;          // rows whose beats are not all sent
+  logic [7:0]        beats_per_row;
+  logic              last_beat;
+
+  assign fifo_in = cmd_q.flag_b ? row32_q : RowW'(row8_q);
+
+  nmsa_fifo #(
+    .Width (RowW),
+    .Depth (RowSlots)
+  ) u_rows (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .flush_i     (clear_i),
+    .in_valid_i  (row_done_q),
+    .in_ready_o  (fifo_in_ready),
+    .in_data_i   (fifo_in),
+    .out_valid_o (fifo_valid),
+    .out_ready_i (row_sent),
+    .out_data_o  (fifo_out),
+    .count_o     (fifo_count)
+  );
+
+  assign beats_per_row = cmd_q.flag_b ? 8'(Int32Beats) : 8'(Int8Beats);
+  assign wr_valid_o    = fifo_valid;
+  assign wr_data_o     = fifo_out[32'(beat_q) * AxiDataW +: AxiDataW];
+  assign last_beat     = 8'(beat_q) == beats_per_row - 8'd1;
+  assign row_sent      = wr_valid_o && wr_ready_i && last_beat;
+
+  // ---------------------------------------------------------------------------------------------
+  // Control
+  // ---------------------------------------------------------------------------------------------
+  always_comb begin
+    state_d = state_q;
     unique case (state_q)
-      StIdle: begin
-        if (accept) begin
-          cmd_d          = cmd_i;
-          rows_left_d    = cmd_i.count;
-          acc_row_d      = cmd_i.addr[AccAW-1:0];
-          params_ready_d = 1'b1;
-          state_d        = StParams;
-        end
-      end
-      StParams: begin
-        if (params_ready_q) begin
-          params_d = epi_rd_data_i;
-          state_d  = StRequest;
-        end
-      end
-      StRequest: begin
-        if (req_ready_i) state_d = StRowRead;
-      end
-      StRowRead: begin
-        acc_rd_en_o = 1'b1;
-        row_ready_d = 1'b1;
-        beat_d      = '0;
-        state_d     = StSend;
-      end
-      StSend: begin
-        if (row_ready_q) begin
-          row_buf_d = PadBits'(epi_out);
-        end else if (wr_ready_i) begin
-          beat_d = beat_q + 1'b1;
-          if (beat_q == beats_per_row - 1'b1) begin
-            rows_left_d = rows_left_q - 1'b1;
-            acc_row_d   = acc_row_q + 1'b1;
-            state_d     = rows_left_q == 16'd1 ? StWait : StRowRead;
-          end
-        end
-      end
-      StWait: begin
-        if (cpl_valid_i) state_d = StIdle;
-      end
-      default: state_d = StIdle;
+      StIdle:    if (accept) state_d = StRequest;
+      StRequest: if (req_ready_i) state_d = StRun;
+      StRun:     if (row_sent && to_send_q == 16'd1) state_d = StWait;
+      StWait:    if (cpl_valid_i) state_d = StIdle;
+      default:   state_d = StIdle;
     endcase
-
     // On an error elsewhere, stop at once unless the DMA already holds our request: then its
     // beats must still be delivered so that the AXI bursts complete.
-    if (abort_i && (state_q == StParams || state_q == StIdle)) begin
+    if (abort_i && state_q == StIdle) begin
       state_d = StIdle;
     end
   end
@@ -181,28 +241,112 @@ module nmsa_store #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q        <= StIdle;
-      params_ready_q <= 1'b0;
-      row_ready_q    <= 1'b0;
+      state_q      <= StIdle;
+      to_read_q    <= '0;
+      to_send_q    <= '0;
+      gap_q        <= '0;
+      credits_q    <= '0;
+      grp_active_q <= 1'b0;
+      grp_q        <= '0;
+      sel_valid_q  <= 1'b0;
+      opnd_valid_q <= 1'b0;
+      out_grp_q    <= '0;
+      row_done_q   <= 1'b0;
+      beat_q       <= '0;
     end else if (clear_i) begin
-      state_q        <= StIdle;
-      params_ready_q <= 1'b0;
-      row_ready_q    <= 1'b0;
+      state_q      <= StIdle;
+      to_read_q    <= '0;
+      to_send_q    <= '0;
+      gap_q        <= '0;
+      credits_q    <= '0;
+      grp_active_q <= 1'b0;
+      grp_q        <= '0;
+      sel_valid_q  <= 1'b0;
+      opnd_valid_q <= 1'b0;
+      out_grp_q    <= '0;
+      row_done_q   <= 1'b0;
+      beat_q       <= '0;
     end else begin
-      state_q        <= state_d;
-      params_ready_q <= params_ready_d;
-      row_ready_q    <= row_ready_d;
+      state_q <= state_d;
+      if (accept) begin
+        to_read_q <= cmd_i.count;
+        to_send_q <= cmd_i.count;
+        gap_q     <= GroupW'(Groups - 1);
+        credits_q <= SlotW'(RowSlots);
+      end else begin
+        if (read) to_read_q <= to_read_q - 16'd1;
+        if (row_sent) to_send_q <= to_send_q - 16'd1;
+        gap_q     <= read ? '0 : (gap_q == GroupW'(Groups - 1) ? gap_q : gap_q + 1'b1);
+        credits_q <= credits_q - SlotW'(read) + SlotW'(row_sent);
+      end
+      // Groups 1 .. Groups-1 follow the row read (group 0) in consecutive cycles.
+      if (read && Groups > 1) begin
+        grp_active_q <= 1'b1;
+        grp_q        <= GroupW'(1);
+      end else if (grp_active_q && grp_q == GroupW'(Groups - 1)) begin
+        grp_active_q <= 1'b0;
+      end else if (grp_active_q) begin
+        grp_q <= grp_q + 1'b1;
+      end
+      sel_valid_q  <= epi_rd_en_o;
+      opnd_valid_q <= sel_valid_q;
+      if (epi_valid) begin
+        out_grp_q <= out_grp_q == GroupW'(Groups - 1) ? '0 : out_grp_q + 1'b1;
+      end
+      row_done_q <= epi_valid && out_grp_q == GroupW'(Groups - 1);
+      if (wr_valid_o && wr_ready_i) begin
+        beat_q <= last_beat ? '0 : beat_q + 1'b1;
+      end
     end
   end
 
   always_ff @(posedge clk_i) begin
-    cmd_q       <= cmd_d;
-    params_q    <= params_d;
-    rows_left_q <= rows_left_d;
-    acc_row_q   <= acc_row_d;
-    row_buf_q   <= row_buf_d;
-    beat_q      <= beat_d;
+    if (accept) cmd_q <= cmd_i;
+    if (read) acc_row_q <= acc_row_q + 1'b1;
+    if (accept) acc_row_q <= cmd_i.addr[AccAW-1:0];
+    sel_grp_q     <= epi_grp;
+    opnd_acc_q    <= group_acc;
+    opnd_params_q <= epi_rd_data_i;
   end
+
+  if (Groups > 1) begin : g_assemble
+    always_ff @(posedge clk_i) begin
+      if (epi_valid) begin
+        row32_q <= {epi_data, row32_q[RowW-1:EpiLanes*32]};
+        row8_q  <= {group_bytes, row8_q[Cols*8-1:EpiLanes*8]};
+      end
+    end
+  end else begin : g_whole_row
+    always_ff @(posedge clk_i) begin
+      if (epi_valid) begin
+        row32_q <= epi_data;
+        row8_q  <= group_bytes;
+      end
+    end
+  end
+
+`ifndef SYNTHESIS
+  logic check_q;  // high from the first clock edge after reset
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      check_q <= 1'b0;
+    end else begin
+      check_q <= 1'b1;
+    end
+  end
+
+  // A credit is taken for every row in flight, so a finished row always finds room.
+  always @(posedge clk_i) begin
+    if (check_q && !clear_i && row_done_q) begin
+      assert (fifo_in_ready);
+    end
+  end
+`endif
+
+  // The row FIFO never fills (credits); a STORE uses only some fields of its command.
+  logic unused;
+  assign unused = ^{fifo_count, fifo_in_ready, sel_grp_q, cmd_q.opcode, cmd_q.pop_prev,
+                    cmd_q.pop_next, cmd_q.push_next, cmd_q.target, cmd_q.part, cmd_q.addr};
 
 endmodule
 

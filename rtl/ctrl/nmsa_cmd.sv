@@ -4,6 +4,13 @@
 // flight), checks every command against docs/isa.md and the buffer sizes, and dispatches it in
 // order to the queue of its engine. It also keeps the balance of dependency tokens over the whole
 // stream: a stream that pops more than it pushes could never finish and is refused (BAD_DEPS).
+//
+// A command goes through a pipeline of registers, one step each (docs/architecture.md):
+//   assemble  its AXI beats, one per cycle, into a 256-bit register;
+//   decode    the fields, and the products and room that the range checks need;
+//   check     the error code, or none;
+//   dispatch  into its engine's queue, or stop the stream with the error.
+// The next command assembles while earlier ones are decoded and checked.
 `default_nettype none
 
 module nmsa_cmd #(
@@ -12,6 +19,7 @@ module nmsa_cmd #(
   parameter int unsigned Cols          = 8,
   parameter int unsigned N             = 2,
   parameter int unsigned M             = 4,
+  parameter bit          Sparse        = 1'b1,
   parameter int unsigned ActEntries    = 2048,
   parameter int unsigned ActEntryBytes = 32,
   parameter int unsigned WgtRecords    = 256,
@@ -59,13 +67,23 @@ module nmsa_cmd #(
 
   localparam int unsigned CmdBits   = 256;
   localparam int unsigned CmdBeats  = CmdBits / AxiDataW;
-  localparam int unsigned ChunkCmds = 8;
-  localparam int unsigned FifoDepth = 2 * ChunkCmds * CmdBeats;
+  localparam int unsigned ChunkCmds = nmsa_pkg::FetchChunkCmds;
+  localparam int unsigned FifoDepth = nmsa_pkg::FetchChunks * ChunkCmds * CmdBeats;
   localparam int unsigned CntW      = $clog2(FifoDepth) + 1;
   localparam int unsigned BeatB     = AxiDataW / 8;
+  localparam int unsigned BeatOff   = $clog2(BeatB);
+  localparam int unsigned EpiBytes  = Cols * nmsa_pkg::EpiParamBits / 8;
+  localparam int unsigned ChunkW    = $clog2(ChunkCmds) + 1;
 
+  if ((ChunkCmds & (ChunkCmds - 1)) != 0) begin : g_bad_chunk
+    $error("nmsa_cmd: nmsa_pkg::FetchChunkCmds must be a power of two");
+  end
   if (CmdBits % AxiDataW != 0) begin : g_bad_width
     $error("nmsa_cmd: AxiDataW must divide 256");
+  end
+  // Output rows are Cols or 4*Cols bytes; their alignment checks are masks.
+  if ((Cols & (Cols - 1)) != 0) begin : g_bad_cols
+    $error("nmsa_cmd: Cols must be a power of two");
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -74,20 +92,22 @@ module nmsa_cmd #(
   logic [63:0]     fetch_addr_d, fetch_addr_q;
   logic [31:0]     to_fetch_d, to_fetch_q;       // commands not yet requested
   logic [31:0]     to_decode_d, to_decode_q;     // commands not yet dispatched
+  logic [CntW-1:0] room_d, room_q;               // FIFO beats neither filled nor requested
   logic [CntW-1:0] inflight_d, inflight_q;       // beats requested, not yet received
   logic [CntW-1:0] fifo_count;
-  logic [31:0]     chunk_cmds;
+  logic [ChunkW-1:0] chunk_cmds;
   logic            fifo_valid, fifo_pop, fifo_push, fifo_ready;
   logic [AxiDataW-1:0] fifo_data;
   logic            req_fire, beat_in;
 
-  assign chunk_cmds = (to_fetch_q < 32'(ChunkCmds)) ? to_fetch_q : 32'(ChunkCmds);
+  // min(to_fetch, ChunkCmds), with narrow logic only (ChunkCmds is a power of two).
+  assign chunk_cmds = to_fetch_q[31:ChunkW-1] != '0 ? ChunkW'(ChunkCmds)
+                                                    : ChunkW'(to_fetch_q[ChunkW-2:0]);
 
-  assign req_valid_o     = to_fetch_q != '0 && !abort_i &&
-                           (32'(fifo_count) + 32'(inflight_q) + chunk_cmds * CmdBeats
-                            <= 32'(FifoDepth));
+  assign req_valid_o     = chunk_cmds != '0 && !abort_i &&
+                           room_q >= CntW'(32'(chunk_cmds) * CmdBeats);
   assign req_addr_o      = fetch_addr_q;
-  assign req_row_bytes_o = 16'(chunk_cmds * nmsa_pkg::CmdBytes);
+  assign req_row_bytes_o = 16'(32'(chunk_cmds) * nmsa_pkg::CmdBytes);
   assign req_rows_o      = 16'd1;
   assign req_stride_o    = '0;
   assign req_fire        = req_valid_o && req_ready_i;
@@ -113,119 +133,158 @@ module nmsa_cmd #(
   );
 
   // ---------------------------------------------------------------------------------------------
-  // Assemble, check, dispatch
+  // Assemble
   // ---------------------------------------------------------------------------------------------
   logic [CmdBits-1:0] raw_d, raw_q;
   logic [7:0]         raw_beats_d, raw_beats_q;
-  logic [31:0]        index_d, index_q;
-  logic               have_cmd, dispatch, cmd_ready, cmd_ok;
-  logic [3:0]         check_code;
-  nmsa_pkg::cmd_t     cmd;
+  logic [31:0]        asm_index_d, asm_index_q;   // index of the command being assembled
+  logic               have_cmd, dec_take;
 
   assign have_cmd = raw_beats_q == 8'(CmdBeats);
   assign fifo_pop = fifo_valid && !have_cmd;
 
+  // ---------------------------------------------------------------------------------------------
+  // Decode: the fields, and what the range checks need, registered.
+  // ---------------------------------------------------------------------------------------------
+  nmsa_pkg::cmd_t raw_cmd, dec_cmd_q, chk_cmd_q;
+  logic           dec_valid_q, chk_valid_q, chk_take, dispatch;
+  logic [31:0]    load_bytes_q;     // count * size
+  logic [31:0]    act_span_q;       // (count - 1) * act stride
+  logic [3:0]     chk_code_d, chk_code_q;
+
   always_comb begin
-    cmd.index     = index_q;
-    cmd.opcode    = raw_q[3:0];
-    cmd.pop_prev  = raw_q[4];
-    cmd.pop_next  = raw_q[5];
-    cmd.push_prev = raw_q[6];
-    cmd.push_next = raw_q[7];
-    cmd.target    = raw_q[11:8];
-    cmd.flag_a    = raw_q[12];
-    cmd.flag_b    = raw_q[13];
-    cmd.part      = raw_q[15:14];
-    cmd.addr      = raw_q[31:16];
-    cmd.count     = raw_q[47:32];
-    cmd.size      = raw_q[63:48];
-    cmd.word1     = raw_q[127:64];
-    cmd.word2     = raw_q[191:128];
+    raw_cmd.index     = asm_index_q;
+    raw_cmd.opcode    = raw_q[3:0];
+    raw_cmd.pop_prev  = raw_q[4];
+    raw_cmd.pop_next  = raw_q[5];
+    raw_cmd.push_prev = raw_q[6];
+    raw_cmd.push_next = raw_q[7];
+    raw_cmd.target    = raw_q[11:8];
+    raw_cmd.flag_a    = raw_q[12];
+    raw_cmd.flag_b    = raw_q[13];
+    raw_cmd.part      = raw_q[15:14];
+    raw_cmd.addr      = raw_q[31:16];
+    raw_cmd.count     = raw_q[47:32];
+    raw_cmd.size      = raw_q[63:48];
+    raw_cmd.word1     = raw_q[127:64];
+    raw_cmd.word2     = raw_q[191:128];
   end
-  assign cmd_o = cmd;
 
-  // Checks of docs/isa.md, in order of precedence: opcode, dependency flags, alignment, ranges.
-  logic [32:0] load_bytes, load_room, act_last, acc_end, store_end;
-  logic [15:0] store_row_bytes;
-  logic        store_narrow;
+  // Where a LOAD's first entry starts and where its target ends, in bytes: it fits when
+  // start + count * size <= end. The constant multiplies are shifts and adds.
+  function automatic logic [32:0] times(logic [15:0] value, int unsigned constant);
+    times = '0;
+    for (int unsigned b = 0; b < 16; b++) begin
+      if (((constant >> b) & 1) != 0) times = times + (33'(value) << b);
+    end
+  endfunction
 
-  assign load_bytes = 33'(cmd.count) * 33'(cmd.size);
+  logic [32:0] load_start_d, load_start_q, load_end_q;
+
   always_comb begin
-    unique case (cmd.target)
-      nmsa_pkg::TargetAct: load_room = cmd.addr < 16'(ActEntries) ?
-          (33'(ActEntries) - 33'(cmd.addr)) * 33'(ActEntryBytes) : '0;
-      nmsa_pkg::TargetWgt: load_room = cmd.addr < 16'(WgtRecords) ?
-          (33'(WgtRecords) - 33'(cmd.addr)) * 33'(RecordBytes) : '0;
-      default:             load_room = cmd.addr < 16'(EpiEntries) ?
-          (33'(EpiEntries) - 33'(cmd.addr)) * 33'(Cols * 12) : '0;
+    unique case (raw_cmd.target)
+      nmsa_pkg::TargetAct: load_start_d = times(raw_cmd.addr, ActEntryBytes);
+      nmsa_pkg::TargetWgt: load_start_d = times(raw_cmd.addr, RecordBytes);
+      default:             load_start_d = times(raw_cmd.addr, EpiBytes);
     endcase
   end
-  assign act_last        = 33'(cmd.word1[15:0]) + (33'(cmd.count) - 33'd1) * 33'(cmd.word1[31:16]);
-  assign acc_end         = 33'(cmd.word1[47:32]) + 33'(cmd.count);
-  assign store_end       = 33'(cmd.addr) + 33'(cmd.count);
-  assign store_row_bytes = cmd.flag_b ? 16'(Cols * 4) : 16'(Cols);
-  assign store_narrow    = store_row_bytes < 16'(BeatB);
 
+  assign dec_take = have_cmd && !abort_i && (!dec_valid_q || chk_take);
+
+  // count - 1 rows after the first, for the last activation entry a COMPUTE reads.
+  logic [15:0] count_m1;
+  assign count_m1 = raw_cmd.count - 16'd1;
+
+  // ---------------------------------------------------------------------------------------------
+  // Check, in order of precedence: opcode, dependency flags, alignment, ranges.
+  // ---------------------------------------------------------------------------------------------
+  nmsa_pkg::cmd_t c;
+  logic [32:0] act_last, acc_end, store_end;
+  logic [15:0] store_row_bytes;
+  logic [63:0] store_row_mask;    // store_row_bytes - 1 (a power of two)
+  logic        store_narrow, narrow_rows_fit, whole_row_lanes;
+
+  assign c               = dec_cmd_q;
+  assign act_last        = 33'(c.word1[15:0]) + 33'(act_span_q);
+  assign acc_end         = 33'(c.word1[47:32]) + 33'(c.count);
+  assign store_end       = 33'(c.addr) + 33'(c.count);
+  assign store_row_bytes = c.flag_b ? 16'(Cols * 4) : 16'(Cols);
+  assign store_row_mask  = c.flag_b ? 64'(Cols * 4) - 64'd1 : 64'(Cols) - 64'd1;
+  assign store_narrow    = store_row_bytes < 16'(BeatB);
   // Every narrow row must lie inside one AXI word: the first row does, and the stride moves each
   // row by whole words, or by whole rows when the row size divides the word and the first row is
   // aligned to its size.
-  logic narrow_rows_fit;
+  assign whole_row_lanes = c.flag_b ? (BeatB % (Cols * 4) == 0) : (BeatB % Cols == 0);
   assign narrow_rows_fit =
-      32'(cmd.word1[$clog2(BeatB)-1:0]) + 32'(store_row_bytes) <= BeatB &&
-      cmd.word2 % 64'(store_row_bytes) == '0 &&
-      (cmd.word2 % 64'(BeatB) == '0 ||
-       (BeatB % 32'(store_row_bytes) == 0 && cmd.word1 % 64'(store_row_bytes) == '0));
+      32'(c.word1[BeatOff-1:0]) + 32'(store_row_bytes) <= BeatB &&
+      (c.word2 & store_row_mask) == '0 &&
+      (c.word2[BeatOff-1:0] == '0 ||
+       (whole_row_lanes && (c.word1 & store_row_mask) == '0));
 
   always_comb begin
-    check_code = nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
-    unique case (cmd.opcode)
+    chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
+    unique case (c.opcode)
       nmsa_pkg::OpLoad: begin
-        if (cmd.target > nmsa_pkg::TargetEpi) begin
-          check_code = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_OPCODE;
-        end else if (cmd.pop_prev || cmd.push_prev) begin
-          check_code = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
-        end else if (cmd.word1[2:0] != '0 || cmd.word2[2:0] != '0 || cmd.size[2:0] != '0) begin
-          check_code = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_ALIGN;
-        end else if (cmd.count == '0 || cmd.size == '0 || load_bytes > load_room) begin
-          check_code = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_RANGE;
+        if (c.target > nmsa_pkg::TargetEpi) begin
+          chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_OPCODE;
+        end else if (c.pop_prev || c.push_prev) begin
+          chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
+        end else if (c.word1[2:0] != '0 || c.word2[2:0] != '0 || c.size[2:0] != '0) begin
+          chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_ALIGN;
+        end else if (c.count == '0 || c.size == '0 ||
+                     load_start_q + 33'(load_bytes_q) > load_end_q) begin
+          chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_RANGE;
         end
       end
       nmsa_pkg::OpCompute: begin
-        if (cmd.count == '0 || 33'(cmd.addr) + 33'(Rows) > 33'(WgtRecords) ||
-            act_last >= 33'(ActEntries) || acc_end > 33'(AccEntries) ||
-            (cmd.flag_a && 32'(cmd.part) >= M / N)) begin
-          check_code = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_RANGE;
+        if (!Sparse && !c.flag_a) begin
+          // The dense-only array has no N:M support (CAP_ARRAY.SPARSE = 0).
+          chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_OPCODE;
+        end else if (c.count == '0 || 33'(c.addr) + 33'(Rows) > 33'(WgtRecords) ||
+                     act_last >= 33'(ActEntries) || acc_end > 33'(AccEntries) ||
+                     (c.flag_a && 32'(c.part) >= (Sparse ? M / N : 1))) begin
+          chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_RANGE;
         end
       end
       nmsa_pkg::OpStore: begin
-        if (cmd.pop_next || cmd.push_next) begin
-          check_code = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
+        if (c.pop_next || c.push_next) begin
+          chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
         end else if (store_narrow ? !narrow_rows_fit :
-                     (cmd.word1[2:0] != '0 || cmd.word2[2:0] != '0)) begin
-          check_code = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_ALIGN;
-        end else if (cmd.count == '0 || store_end > 33'(AccEntries) ||
-                     cmd.size >= 16'(EpiEntries)) begin
-          check_code = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_RANGE;
+                     (c.word1[2:0] != '0 || c.word2[2:0] != '0)) begin
+          chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_ALIGN;
+        end else if (c.count == '0 || store_end > 33'(AccEntries) ||
+                     c.size >= 16'(EpiEntries)) begin
+          chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_RANGE;
         end
       end
-      default: check_code = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_OPCODE;
+      default: chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_OPCODE;
     endcase
   end
 
-  assign cmd_ok = check_code == nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
+  assign chk_take = dec_valid_q && !abort_i && (!chk_valid_q || dispatch);
+
+  // ---------------------------------------------------------------------------------------------
+  // Dispatch
+  // ---------------------------------------------------------------------------------------------
+  logic cmd_ok, cmd_ready;
+
+  assign cmd_o  = chk_cmd_q;
+  assign cmd_ok = chk_code_q == nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
 
   always_comb begin
-    unique case (cmd.opcode)
+    unique case (chk_cmd_q.opcode)
       nmsa_pkg::OpLoad:    cmd_ready = load_ready_i;
       nmsa_pkg::OpCompute: cmd_ready = compute_ready_i;
       default:             cmd_ready = store_ready_i;
     endcase
   end
 
-  assign dispatch        = have_cmd && cmd_ok && cmd_ready && !abort_i;
-  assign load_valid_o    = have_cmd && cmd_ok && !abort_i && cmd.opcode == nmsa_pkg::OpLoad;
-  assign compute_valid_o = have_cmd && cmd_ok && !abort_i && cmd.opcode == nmsa_pkg::OpCompute;
-  assign store_valid_o   = have_cmd && cmd_ok && !abort_i && cmd.opcode == nmsa_pkg::OpStore;
+  assign dispatch        = chk_valid_q && cmd_ok && cmd_ready && !abort_i;
+  assign load_valid_o    = chk_valid_q && cmd_ok && !abort_i && chk_cmd_q.opcode == nmsa_pkg::OpLoad;
+  assign compute_valid_o = chk_valid_q && cmd_ok && !abort_i &&
+                           chk_cmd_q.opcode == nmsa_pkg::OpCompute;
+  assign store_valid_o   = chk_valid_q && cmd_ok && !abort_i &&
+                           chk_cmd_q.opcode == nmsa_pkg::OpStore;
 
   // ---------------------------------------------------------------------------------------------
   // Token balance over the stream: pushes minus pops per counter (load->compute, compute->load,
@@ -235,9 +294,9 @@ module nmsa_cmd #(
   logic signed [33:0] bal_c2s_d, bal_c2s_q, bal_s2c_d, bal_s2c_q;
   logic               is_load, is_compute, is_store, stream_end, unbalanced;
 
-  assign is_load    = cmd.opcode == nmsa_pkg::OpLoad;
-  assign is_compute = cmd.opcode == nmsa_pkg::OpCompute;
-  assign is_store   = cmd.opcode == nmsa_pkg::OpStore;
+  assign is_load    = chk_cmd_q.opcode == nmsa_pkg::OpLoad;
+  assign is_compute = chk_cmd_q.opcode == nmsa_pkg::OpCompute;
+  assign is_store   = chk_cmd_q.opcode == nmsa_pkg::OpStore;
 
   always_comb begin
     bal_l2c_d = bal_l2c_q;
@@ -245,15 +304,20 @@ module nmsa_cmd #(
     bal_c2s_d = bal_c2s_q;
     bal_s2c_d = bal_s2c_q;
     if (dispatch) begin
-      bal_l2c_d = bal_l2c_q + 34'(is_load && cmd.push_next) - 34'(is_compute && cmd.pop_prev);
-      bal_c2l_d = bal_c2l_q + 34'(is_compute && cmd.push_prev) - 34'(is_load && cmd.pop_next);
-      bal_c2s_d = bal_c2s_q + 34'(is_compute && cmd.push_next) - 34'(is_store && cmd.pop_prev);
-      bal_s2c_d = bal_s2c_q + 34'(is_store && cmd.push_prev) - 34'(is_compute && cmd.pop_next);
+      bal_l2c_d = bal_l2c_q + 34'(is_load && chk_cmd_q.push_next) -
+                  34'(is_compute && chk_cmd_q.pop_prev);
+      bal_c2l_d = bal_c2l_q + 34'(is_compute && chk_cmd_q.push_prev) -
+                  34'(is_load && chk_cmd_q.pop_next);
+      bal_c2s_d = bal_c2s_q + 34'(is_compute && chk_cmd_q.push_next) -
+                  34'(is_store && chk_cmd_q.pop_prev);
+      bal_s2c_d = bal_s2c_q + 34'(is_store && chk_cmd_q.push_prev) -
+                  34'(is_compute && chk_cmd_q.pop_next);
     end
   end
 
   // The last command was dispatched in the previous cycle.
-  logic ended_d, ended_q;
+  logic        ended_d, ended_q;
+  logic [31:0] last_index_q;
   assign stream_end = ended_q;
   assign ended_d    = dispatch && to_decode_q == 32'd1;
   assign unbalanced = stream_end &&
@@ -268,18 +332,19 @@ module nmsa_cmd #(
   always_comb begin
     err_valid_o = 1'b0;
     err_code_o  = nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
-    err_index_o = index_q;
+    err_index_o = asm_index_q;
     if (fetch_failed) begin
       err_valid_o = 1'b1;
       err_code_o  = rd_resp_i == 2'b11 ? nmsa_reg_pkg::NMSA_ERR_CODE_AXI_DECERR
                                        : nmsa_reg_pkg::NMSA_ERR_CODE_AXI_SLVERR;
-    end else if (have_cmd && !cmd_ok && !abort_i) begin
+    end else if (chk_valid_q && !cmd_ok && !abort_i) begin
       err_valid_o = 1'b1;
-      err_code_o  = check_code;
+      err_code_o  = chk_code_q;
+      err_index_o = chk_cmd_q.index;
     end else if (unbalanced) begin
       err_valid_o = 1'b1;
       err_code_o  = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
-      err_index_o = index_q - 1'b1;
+      err_index_o = last_index_q;
     end
   end
 
@@ -290,24 +355,29 @@ module nmsa_cmd #(
     fetch_addr_d = fetch_addr_q;
     to_fetch_d   = to_fetch_q;
     to_decode_d  = to_decode_q;
-    inflight_d   = inflight_q;
+    room_d       = room_q;
     raw_d        = raw_q;
     raw_beats_d  = raw_beats_q;
-    index_d      = index_q;
+    asm_index_d  = asm_index_q;
 
     if (req_fire) begin
-      fetch_addr_d = fetch_addr_q + 64'(chunk_cmds * nmsa_pkg::CmdBytes);
-      to_fetch_d   = to_fetch_q - chunk_cmds;
+      fetch_addr_d = fetch_addr_q + 64'(32'(chunk_cmds) * nmsa_pkg::CmdBytes);
+      to_fetch_d   = to_fetch_q - 32'(chunk_cmds);
     end
-    inflight_d = inflight_q + (req_fire ? CntW'(chunk_cmds * CmdBeats) : '0) -
+    // Room: a request takes it, a beat leaving the FIFO gives it back.
+    room_d     = room_q - (req_fire ? CntW'(32'(chunk_cmds) * CmdBeats) : '0) +
+                 (fifo_pop ? CntW'(1) : '0);
+    inflight_d = inflight_q + (req_fire ? CntW'(32'(chunk_cmds) * CmdBeats) : '0) -
                  (beat_in ? CntW'(1) : '0);
     if (fifo_pop) begin
       raw_d       = {fifo_data, raw_q[CmdBits-1:AxiDataW]};
       raw_beats_d = raw_beats_q + 1'b1;
     end
-    if (dispatch) begin
+    if (dec_take) begin
       raw_beats_d = '0;
-      index_d     = index_q + 1'b1;
+      asm_index_d = asm_index_q + 1'b1;
+    end
+    if (dispatch) begin
       to_decode_d = to_decode_q - 1'b1;
     end
     if (start_i) begin
@@ -315,7 +385,7 @@ module nmsa_cmd #(
       to_fetch_d   = count_i;
       to_decode_d  = count_i;
       raw_beats_d  = '0;
-      index_d      = '0;
+      asm_index_d  = '0;
     end
     if (abort_i) begin
       to_fetch_d  = '0;
@@ -325,9 +395,10 @@ module nmsa_cmd #(
 
   // Chunks end where the data ends; the beat count already tells where each command ends.
   logic unused;
-  assign unused = rd_last_i;
+  assign unused = ^{rd_last_i, fifo_count, c.index};
 
-  assign quiet_o = inflight_q == '0 && !fifo_valid && !req_valid_o && !dispatch;
+  assign quiet_o = inflight_q == '0 && !fifo_valid && !req_valid_o && !dec_take && !chk_take &&
+                   !dispatch;
 
   // Busy while commands remain or fetched beats are still on their way (they must be drained).
   assign busy_o = to_decode_q != '0 || inflight_q != '0 || ended_q;
@@ -337,9 +408,12 @@ module nmsa_cmd #(
       fetch_addr_q <= '0;
       to_fetch_q   <= '0;
       to_decode_q  <= '0;
+      room_q       <= CntW'(FifoDepth);
       inflight_q   <= '0;
       raw_beats_q  <= '0;
-      index_q      <= '0;
+      asm_index_q  <= '0;
+      dec_valid_q  <= 1'b0;
+      chk_valid_q  <= 1'b0;
       ended_q      <= 1'b0;
       bal_l2c_q    <= '0;
       bal_c2l_q    <= '0;
@@ -349,9 +423,12 @@ module nmsa_cmd #(
       fetch_addr_q <= '0;
       to_fetch_q   <= '0;
       to_decode_q  <= '0;
+      room_q       <= CntW'(FifoDepth);
       inflight_q   <= '0;
       raw_beats_q  <= '0;
-      index_q      <= '0;
+      asm_index_q  <= '0;
+      dec_valid_q  <= 1'b0;
+      chk_valid_q  <= 1'b0;
       ended_q      <= 1'b0;
       bal_l2c_q    <= '0;
       bal_c2l_q    <= '0;
@@ -361,9 +438,13 @@ module nmsa_cmd #(
       fetch_addr_q <= fetch_addr_d;
       to_fetch_q   <= to_fetch_d;
       to_decode_q  <= to_decode_d;
+      // After an abort no request is made again before a soft reset, which restores the room.
+      room_q       <= room_d;
       inflight_q   <= inflight_d;
       raw_beats_q  <= raw_beats_d;
-      index_q      <= index_d;
+      asm_index_q  <= asm_index_d;
+      dec_valid_q  <= abort_i ? 1'b0 : (dec_take || (dec_valid_q && !chk_take));
+      chk_valid_q  <= abort_i ? 1'b0 : (chk_take || (chk_valid_q && !dispatch));
       ended_q      <= ended_d;
       bal_l2c_q    <= start_i ? '0 : bal_l2c_d;
       bal_c2l_q    <= start_i ? '0 : bal_c2l_d;
@@ -374,6 +455,22 @@ module nmsa_cmd #(
 
   always_ff @(posedge clk_i) begin
     raw_q <= raw_d;
+    if (dec_take) begin
+      dec_cmd_q    <= raw_cmd;
+      load_bytes_q <= 32'(raw_cmd.count) * 32'(raw_cmd.size);
+      act_span_q   <= 32'(count_m1) * 32'(raw_cmd.word1[31:16]);
+      load_start_q <= load_start_d;
+      unique case (raw_cmd.target)
+        nmsa_pkg::TargetAct: load_end_q <= 33'(ActEntries) * 33'(ActEntryBytes);
+        nmsa_pkg::TargetWgt: load_end_q <= 33'(WgtRecords) * 33'(RecordBytes);
+        default:             load_end_q <= 33'(EpiEntries) * 33'(EpiBytes);
+      endcase
+    end
+    if (chk_take) begin
+      chk_cmd_q  <= dec_cmd_q;
+      chk_code_q <= chk_code_d;
+    end
+    if (dispatch) last_index_q <= chk_cmd_q.index;
   end
 
 endmodule

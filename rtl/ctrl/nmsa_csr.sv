@@ -18,6 +18,13 @@ module nmsa_csr #(
   parameter int unsigned WgtRecords = 256,
   parameter int unsigned EpiEntries = 64,
   parameter int unsigned AccEntries = 2048,
+  parameter bit          Sparse     = 1'b1,
+  // Structure reported to software (CAP_QUEUES, CAP_DMA, CAP_PIPELINE; docs/registers.md).
+  parameter int unsigned EpiLanes       = 4,
+  parameter int unsigned MaxBurstBeats  = 16,
+  parameter int unsigned MaxOutstanding = 16,
+  parameter int unsigned ArrayLatency   = 18,
+  parameter int unsigned StoreRowSlots  = 8,
   parameter int unsigned IncW       = 16     // width of one counter increment
 ) (
   input  logic                      clk_i,
@@ -65,7 +72,11 @@ module nmsa_csr #(
 
   // Capabilities must fit their fields.
   if (Rows > 255 || Cols > 255 || N > 15 || M > 15 || DataW > 255 || AccW > 255 ||
-      AxiDataW > 255) begin : g_bad_caps
+      AxiDataW > 255 || EpiLanes > 255 || MaxBurstBeats > 511 || MaxOutstanding > 255 ||
+      ArrayLatency > 255 || StoreRowSlots > 255 || nmsa_pkg::CmdQueueDepth > 255 ||
+      nmsa_pkg::FetchChunkCmds > 255 || nmsa_pkg::FetchChunks > 255 ||
+      nmsa_pkg::PendingLoads > 255 || nmsa_pkg::ReadRequests > 255 ||
+      nmsa_pkg::EpiLatency > 255) begin : g_bad_caps
     $error("nmsa_csr: a capability does not fit its register field");
   end
 
@@ -123,7 +134,7 @@ module nmsa_csr #(
   // Read decode
   // ---------------------------------------------------------------------------------------------
   logic [11:0] rd_addr;
-  logic [31:0] cap_array, cap_widths, status_value;
+  logic [31:0] cap_array, cap_widths, cap_queues, cap_dma, cap_pipeline, status_value;
   assign rd_addr = {ar_addr_i[11:2], 2'b00};
 
   always_comb begin
@@ -132,11 +143,25 @@ module nmsa_csr #(
     cap_array[nmsa_reg_pkg::NMSA_CAP_ARRAY_COLS_LSB +: 8]   = 8'(Cols);
     cap_array[nmsa_reg_pkg::NMSA_CAP_ARRAY_N_LSB +: 4]      = 4'(N);
     cap_array[nmsa_reg_pkg::NMSA_CAP_ARRAY_M_LSB +: 4]      = 4'(M);
-    cap_array[nmsa_reg_pkg::NMSA_CAP_ARRAY_SPARSE_LSB]      = 1'b1;
+    cap_array[nmsa_reg_pkg::NMSA_CAP_ARRAY_SPARSE_LSB]      = Sparse;
     cap_widths = '0;
     cap_widths[nmsa_reg_pkg::NMSA_CAP_WIDTHS_DATA_W_LSB +: 8]     = 8'(DataW);
     cap_widths[nmsa_reg_pkg::NMSA_CAP_WIDTHS_ACC_W_LSB +: 8]      = 8'(AccW);
     cap_widths[nmsa_reg_pkg::NMSA_CAP_WIDTHS_AXI_DATA_W_LSB +: 8] = 8'(AxiDataW);
+    cap_queues = '0;
+    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_QUEUE_DEPTH_LSB +: 8]   = 8'(nmsa_pkg::CmdQueueDepth);
+    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_FETCH_CHUNK_LSB +: 8]   = 8'(nmsa_pkg::FetchChunkCmds);
+    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_FETCH_CHUNKS_LSB +: 8]  = 8'(nmsa_pkg::FetchChunks);
+    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_PENDING_LOADS_LSB +: 8] = 8'(nmsa_pkg::PendingLoads);
+    cap_dma = '0;
+    cap_dma[nmsa_reg_pkg::NMSA_CAP_DMA_MAX_BURST_LSB +: 9]       = 9'(MaxBurstBeats);
+    cap_dma[nmsa_reg_pkg::NMSA_CAP_DMA_MAX_OUTSTANDING_LSB +: 8] = 8'(MaxOutstanding);
+    cap_dma[nmsa_reg_pkg::NMSA_CAP_DMA_READ_REQUESTS_LSB +: 8]   = 8'(nmsa_pkg::ReadRequests);
+    cap_pipeline = '0;
+    cap_pipeline[nmsa_reg_pkg::NMSA_CAP_PIPELINE_ARRAY_LATENCY_LSB +: 8] = 8'(ArrayLatency);
+    cap_pipeline[nmsa_reg_pkg::NMSA_CAP_PIPELINE_EPI_LANES_LSB +: 8]     = 8'(EpiLanes);
+    cap_pipeline[nmsa_reg_pkg::NMSA_CAP_PIPELINE_EPI_LATENCY_LSB +: 8]   = 8'(nmsa_pkg::EpiLatency);
+    cap_pipeline[nmsa_reg_pkg::NMSA_CAP_PIPELINE_STORE_ROWS_LSB +: 8]    = 8'(StoreRowSlots);
     status_value = '0;
     status_value[nmsa_reg_pkg::NMSA_STATUS_BUSY_LSB]      = busy_i;
     status_value[nmsa_reg_pkg::NMSA_STATUS_DONE_LSB]      = done_i;
@@ -166,6 +191,9 @@ module nmsa_csr #(
       nmsa_reg_pkg::NMSA_CMD_BASE_LO_OFFSET:     rd_value = base_lo_q;
       nmsa_reg_pkg::NMSA_CMD_BASE_HI_OFFSET:     rd_value = base_hi_q;
       nmsa_reg_pkg::NMSA_CMD_COUNT_OFFSET:       rd_value = count_q;
+      nmsa_reg_pkg::NMSA_CAP_QUEUES_OFFSET:      rd_value = cap_queues;
+      nmsa_reg_pkg::NMSA_CAP_DMA_OFFSET:         rd_value = cap_dma;
+      nmsa_reg_pkg::NMSA_CAP_PIPELINE_OFFSET:    rd_value = cap_pipeline;
       default: begin
         rd_hit = 1'b0;
         for (int unsigned i = 0; i < NumCnt; i++) begin
@@ -191,7 +219,8 @@ module nmsa_csr #(
       nmsa_reg_pkg::NMSA_CTRL_OFFSET, nmsa_reg_pkg::NMSA_STATUS_OFFSET,
       nmsa_reg_pkg::NMSA_ERR_INFO_OFFSET, nmsa_reg_pkg::NMSA_IRQ_STATUS_OFFSET,
       nmsa_reg_pkg::NMSA_CMD_BASE_LO_OFFSET, nmsa_reg_pkg::NMSA_CMD_BASE_HI_OFFSET,
-      nmsa_reg_pkg::NMSA_CMD_COUNT_OFFSET: wr_hit = 1'b1;
+      nmsa_reg_pkg::NMSA_CMD_COUNT_OFFSET, nmsa_reg_pkg::NMSA_CAP_QUEUES_OFFSET,
+      nmsa_reg_pkg::NMSA_CAP_DMA_OFFSET, nmsa_reg_pkg::NMSA_CAP_PIPELINE_OFFSET: wr_hit = 1'b1;
       default: wr_hit = wr_addr >= nmsa_reg_pkg::NMSA_COUNTERS_BASE &&
                         wr_addr < nmsa_reg_pkg::NMSA_COUNTERS_BASE + 12'(8 * NumCnt);
     endcase

@@ -26,7 +26,7 @@ package nmsa_reg_pkg;
 
   // VERSION (ro)
   parameter logic [11:0] NMSA_VERSION_OFFSET = 12'h004;
-  parameter logic [31:0] NMSA_VERSION_RESET = 32'h00000100;
+  parameter logic [31:0] NMSA_VERSION_RESET = 32'h00000200;
   parameter int unsigned NMSA_VERSION_PATCH_LSB = 0;
   parameter int unsigned NMSA_VERSION_PATCH_WIDTH = 8;
   parameter logic [31:0] NMSA_VERSION_PATCH_MASK = 32'h000000FF;
@@ -34,7 +34,7 @@ package nmsa_reg_pkg;
   parameter int unsigned NMSA_VERSION_MINOR_LSB = 8;
   parameter int unsigned NMSA_VERSION_MINOR_WIDTH = 8;
   parameter logic [31:0] NMSA_VERSION_MINOR_MASK = 32'h0000FF00;
-  parameter logic [7:0] NMSA_VERSION_MINOR_RESET = 8'h01;
+  parameter logic [7:0] NMSA_VERSION_MINOR_RESET = 8'h02;
   parameter int unsigned NMSA_VERSION_MAJOR_LSB = 16;
   parameter int unsigned NMSA_VERSION_MAJOR_WIDTH = 8;
   parameter logic [31:0] NMSA_VERSION_MAJOR_MASK = 32'h00FF0000;
@@ -61,7 +61,7 @@ package nmsa_reg_pkg;
   parameter int unsigned NMSA_CAP_ARRAY_SPARSE_LSB = 24;
   parameter int unsigned NMSA_CAP_ARRAY_SPARSE_WIDTH = 1;
   parameter logic [31:0] NMSA_CAP_ARRAY_SPARSE_MASK = 32'h01000000;
-  parameter logic [0:0] NMSA_CAP_ARRAY_SPARSE_RESET = 1'h1;
+  // NMSA_CAP_ARRAY_SPARSE_RESET: top-level parameter Sparse
 
   // CAP_WIDTHS (ro)
   parameter logic [11:0] NMSA_CAP_WIDTHS_OFFSET = 12'h00C;
@@ -185,6 +185,59 @@ package nmsa_reg_pkg;
   parameter int unsigned NMSA_CMD_COUNT_COUNT_WIDTH = 32;
   parameter logic [31:0] NMSA_CMD_COUNT_COUNT_MASK = 32'hFFFFFFFF;
   parameter logic [31:0] NMSA_CMD_COUNT_COUNT_RESET = 32'h00000000;
+
+  // CAP_QUEUES (ro)
+  parameter logic [11:0] NMSA_CAP_QUEUES_OFFSET = 12'h040;
+  parameter int unsigned NMSA_CAP_QUEUES_QUEUE_DEPTH_LSB = 0;
+  parameter int unsigned NMSA_CAP_QUEUES_QUEUE_DEPTH_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_QUEUES_QUEUE_DEPTH_MASK = 32'h000000FF;
+  // NMSA_CAP_QUEUES_QUEUE_DEPTH_RESET: top-level parameter CmdQueueDepth
+  parameter int unsigned NMSA_CAP_QUEUES_FETCH_CHUNK_LSB = 8;
+  parameter int unsigned NMSA_CAP_QUEUES_FETCH_CHUNK_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_QUEUES_FETCH_CHUNK_MASK = 32'h0000FF00;
+  // NMSA_CAP_QUEUES_FETCH_CHUNK_RESET: top-level parameter FetchChunkCmds
+  parameter int unsigned NMSA_CAP_QUEUES_FETCH_CHUNKS_LSB = 16;
+  parameter int unsigned NMSA_CAP_QUEUES_FETCH_CHUNKS_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_QUEUES_FETCH_CHUNKS_MASK = 32'h00FF0000;
+  // NMSA_CAP_QUEUES_FETCH_CHUNKS_RESET: top-level parameter FetchChunks
+  parameter int unsigned NMSA_CAP_QUEUES_PENDING_LOADS_LSB = 24;
+  parameter int unsigned NMSA_CAP_QUEUES_PENDING_LOADS_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_QUEUES_PENDING_LOADS_MASK = 32'hFF000000;
+  // NMSA_CAP_QUEUES_PENDING_LOADS_RESET: top-level parameter PendingLoads
+
+  // CAP_DMA (ro)
+  parameter logic [11:0] NMSA_CAP_DMA_OFFSET = 12'h044;
+  parameter int unsigned NMSA_CAP_DMA_MAX_BURST_LSB = 0;
+  parameter int unsigned NMSA_CAP_DMA_MAX_BURST_WIDTH = 9;
+  parameter logic [31:0] NMSA_CAP_DMA_MAX_BURST_MASK = 32'h000001FF;
+  // NMSA_CAP_DMA_MAX_BURST_RESET: top-level parameter MaxBurstBeats
+  parameter int unsigned NMSA_CAP_DMA_MAX_OUTSTANDING_LSB = 16;
+  parameter int unsigned NMSA_CAP_DMA_MAX_OUTSTANDING_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_DMA_MAX_OUTSTANDING_MASK = 32'h00FF0000;
+  // NMSA_CAP_DMA_MAX_OUTSTANDING_RESET: top-level parameter MaxOutstanding
+  parameter int unsigned NMSA_CAP_DMA_READ_REQUESTS_LSB = 24;
+  parameter int unsigned NMSA_CAP_DMA_READ_REQUESTS_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_DMA_READ_REQUESTS_MASK = 32'hFF000000;
+  // NMSA_CAP_DMA_READ_REQUESTS_RESET: top-level parameter ReadRequests
+
+  // CAP_PIPELINE (ro)
+  parameter logic [11:0] NMSA_CAP_PIPELINE_OFFSET = 12'h048;
+  parameter int unsigned NMSA_CAP_PIPELINE_ARRAY_LATENCY_LSB = 0;
+  parameter int unsigned NMSA_CAP_PIPELINE_ARRAY_LATENCY_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_PIPELINE_ARRAY_LATENCY_MASK = 32'h000000FF;
+  // NMSA_CAP_PIPELINE_ARRAY_LATENCY_RESET: top-level parameter ArrayLatency
+  parameter int unsigned NMSA_CAP_PIPELINE_EPI_LANES_LSB = 8;
+  parameter int unsigned NMSA_CAP_PIPELINE_EPI_LANES_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_PIPELINE_EPI_LANES_MASK = 32'h0000FF00;
+  // NMSA_CAP_PIPELINE_EPI_LANES_RESET: top-level parameter EpiLanes
+  parameter int unsigned NMSA_CAP_PIPELINE_EPI_LATENCY_LSB = 16;
+  parameter int unsigned NMSA_CAP_PIPELINE_EPI_LATENCY_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_PIPELINE_EPI_LATENCY_MASK = 32'h00FF0000;
+  // NMSA_CAP_PIPELINE_EPI_LATENCY_RESET: top-level parameter EpiLatency
+  parameter int unsigned NMSA_CAP_PIPELINE_STORE_ROWS_LSB = 24;
+  parameter int unsigned NMSA_CAP_PIPELINE_STORE_ROWS_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_PIPELINE_STORE_ROWS_MASK = 32'hFF000000;
+  // NMSA_CAP_PIPELINE_STORE_ROWS_RESET: top-level parameter StoreRowSlots
 
   // Enumeration ERR_CODE: Error codes of STATUS.ERR_CODE. Every error is sticky, stops the
   // command stream cleanly (no further command issued, outstanding AXI transactions complete,

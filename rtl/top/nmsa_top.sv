@@ -2,7 +2,8 @@
 //
 // The nmsa accelerator: CSRs behind an AXI4-Lite slave, a command processor that fetches the
 // command stream from host memory, load / compute / store engines synchronized by dependency
-// tokens, scratchpads, the accumulator SRAM, and two DMA engines on one AXI4 master.
+// tokens, scratchpads, the accumulator SRAM, and two DMA engines on one AXI4 master, with a
+// register slice on each of its five channels.
 // docs/isa.md is the command format, docs/registers.md the register map, docs/errors.md what
 // happens on each error.
 `default_nettype none
@@ -19,6 +20,8 @@ module nmsa_top #(
   parameter int unsigned WgtRecords     = 256,
   parameter int unsigned EpiEntries     = 64,
   parameter int unsigned AccEntries     = 2048,
+  parameter bit          Sparse         = 1'b1,
+  parameter int unsigned EpiLanes       = 4,
   parameter int unsigned MaxBurstBeats  = 16,
   parameter int unsigned MaxOutstanding = 16
 ) (
@@ -85,19 +88,32 @@ module nmsa_top #(
   // Geometry of the buffers (docs/isa.md, LOAD)
   // ---------------------------------------------------------------------------------------------
   localparam int unsigned IdxW          = $clog2(M);
-  localparam int unsigned ActEntryBits  = Rows * M * DataW;
+  localparam int unsigned Lanes         = Sparse ? M : N;   // activations per PE row
+  localparam int unsigned ActEntryBits  = Rows * Lanes * DataW;
   localparam int unsigned ActBeats      = ActEntryBits / AxiDataW;
-  localparam int unsigned RecordPayload = Cols * N * (DataW + IdxW);
+  localparam int unsigned RecordPayload = Cols * N * (DataW + (Sparse ? IdxW : 0));
   localparam int unsigned WgtBeats      = (RecordPayload + AxiDataW - 1) / AxiDataW;
   localparam int unsigned RecordW       = WgtBeats * AxiDataW;
-  localparam int unsigned EpiEntryBits  = Cols * 96;
-  localparam int unsigned EpiBeats      = EpiEntryBits / AxiDataW;
+  localparam int unsigned ParamW        = nmsa_pkg::EpiParamBits;
+  // The epilogue scratchpad holds each entry as EpiGroups sub-entries of EpiLanes channels.
+  localparam int unsigned EpiGroups     = Cols / EpiLanes;
+  localparam int unsigned EpiSubBits    = EpiLanes * ParamW;
+  localparam int unsigned EpiSubBeats   = EpiSubBits / AxiDataW;
   localparam int unsigned AccRowW       = Cols * AccW;
+  localparam int unsigned ArrayLatency  = Rows + Cols + nmsa_pkg::PeLatency - 2;
+  // Finished rows the store engine buffers: a credit for every row in flight between its read
+  // and its last beat when a row leaves every EpiGroups cycles (nmsa_store).
+  localparam int unsigned StoreRowSlots =
+      1 << $clog2((nmsa_pkg::EpiLatency + EpiGroups + 4) / EpiGroups + 2);
   localparam int unsigned IncW          = 16;
   localparam int unsigned NumCnt        = nmsa_reg_pkg::NMSA_NUM_COUNTERS;
+  localparam int unsigned TokW          = nmsa_pkg::TokenW;
 
-  if (ActEntryBits % AxiDataW != 0 || EpiEntryBits % AxiDataW != 0) begin : g_bad_geometry
-    $error("nmsa_top: activation and epilogue entries must be whole AXI beats");
+  if (ActEntryBits % AxiDataW != 0 || EpiSubBits % AxiDataW != 0) begin : g_bad_geometry
+    $error("nmsa_top: activation entries and epilogue sub-entries must be whole AXI beats");
+  end
+  if (EpiGroups * EpiLanes != Cols) begin : g_bad_epi_lanes
+    $error("nmsa_top: EpiLanes must divide Cols");
   end
 `ifndef SYNTHESIS
   if ($bits(nmsa_pkg::cmd_t) != nmsa_pkg::CmdTW) begin : g_bad_cmd_width
@@ -119,7 +135,7 @@ module nmsa_top #(
   logic [3:0]  err_code_d, err_code_q;
   logic [31:0] err_index_d, err_index_q;
   logic        irq_done_set, irq_error_set;
-  logic [NumCnt*IncW-1:0] cnt_inc;
+  logic [NumCnt*IncW-1:0] cnt_inc, cnt_inc_q;
   logic        busy;
 
   nmsa_csr #(
@@ -134,6 +150,12 @@ module nmsa_top #(
     .WgtRecords (WgtRecords),
     .EpiEntries (EpiEntries),
     .AccEntries (AccEntries),
+    .Sparse     (Sparse),
+    .EpiLanes       (EpiLanes),
+    .MaxBurstBeats  (MaxBurstBeats),
+    .MaxOutstanding (MaxOutstanding),
+    .ArrayLatency   (ArrayLatency),
+    .StoreRowSlots  (StoreRowSlots),
     .IncW       (IncW)
   ) u_csr (
     .clk_i           (clk_i),
@@ -168,7 +190,7 @@ module nmsa_top #(
     .irq_done_set_i  (irq_done_set),
     .irq_error_set_i (irq_error_set),
     .irq_o           (irq_o),
-    .cnt_inc_i       (cnt_inc)
+    .cnt_inc_i       (cnt_inc_q)
   );
 
   // ---------------------------------------------------------------------------------------------
@@ -180,7 +202,8 @@ module nmsa_top #(
   logic           disp_store_valid, disp_store_ready;
   logic           load_q_valid, load_q_ready, compute_q_valid, compute_q_ready;
   logic           store_q_valid, store_q_ready;
-  logic [3:0]     load_q_count, compute_q_count, store_q_count;
+  localparam int unsigned QueueDepth = nmsa_pkg::CmdQueueDepth;
+  logic [$clog2(QueueDepth):0] load_q_count, compute_q_count, store_q_count;
   logic           cmd_err_valid;
   logic [3:0]     cmd_err_code;
   logic [31:0]    cmd_err_index;
@@ -202,6 +225,7 @@ module nmsa_top #(
     .Cols          (Cols),
     .N             (N),
     .M             (M),
+    .Sparse        (Sparse),
     .ActEntries    (ActEntries),
     .ActEntryBytes (ActEntryBits / 8),
     .WgtRecords    (WgtRecords),
@@ -241,19 +265,19 @@ module nmsa_top #(
     .quiet_o         (cmd_quiet)
   );
 
-  nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (8)) u_load_q (
+  nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (QueueDepth)) u_load_q (
     .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort),
     .in_valid_i (disp_load_valid), .in_ready_o (disp_load_ready), .in_data_i (dispatch_cmd),
     .out_valid_o (load_q_valid), .out_ready_i (load_q_ready), .out_data_o (load_cmd),
     .count_o (load_q_count)
   );
-  nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (8)) u_compute_q (
+  nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (QueueDepth)) u_compute_q (
     .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort),
     .in_valid_i (disp_compute_valid), .in_ready_o (disp_compute_ready), .in_data_i (dispatch_cmd),
     .out_valid_o (compute_q_valid), .out_ready_i (compute_q_ready), .out_data_o (compute_cmd),
     .count_o (compute_q_count)
   );
-  nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (8)) u_store_q (
+  nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (QueueDepth)) u_store_q (
     .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort),
     .in_valid_i (disp_store_valid), .in_ready_o (disp_store_ready), .in_data_i (dispatch_cmd),
     .out_valid_o (store_q_valid), .out_ready_i (store_q_ready), .out_data_o (store_cmd),
@@ -261,16 +285,16 @@ module nmsa_top #(
   );
 
   // Token counters: index 0 load->compute, 1 compute->load, 2 compute->store, 3 store->compute.
-  logic [3:0] tok_push, tok_pop, tok_avail, tok_overflow;
-  logic [7:0] tok_q [4];
+  logic [3:0]      tok_push, tok_pop, tok_avail, tok_overflow;
+  logic [TokW-1:0] tok_q [4];
 
   for (genvar t = 0; t < 4; t++) begin : g_token
-    logic [7:0] tok_d;
+    logic [TokW-1:0] tok_d;
     always_comb begin
-      tok_d = tok_q[t] + 8'(tok_push[t]) - 8'(tok_pop[t]);
+      tok_d = tok_q[t] + TokW'(tok_push[t]) - TokW'(tok_pop[t]);
     end
     assign tok_avail[t]    = tok_q[t] != '0;
-    assign tok_overflow[t] = tok_push[t] && !tok_pop[t] && tok_q[t] == 8'hFF;
+    assign tok_overflow[t] = tok_push[t] && !tok_pop[t] && tok_q[t] == '1;
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
         tok_q[t] <= '0;
@@ -283,6 +307,87 @@ module nmsa_top #(
   end
 
   // ---------------------------------------------------------------------------------------------
+  // AXI4 master: a register slice on each channel, between the DMA engines (m_*) and the ports.
+  // ---------------------------------------------------------------------------------------------
+  localparam int unsigned AddrChW = 1 + 64 + 8 + 3 + 2 + 4 + 3;   // id, addr, len, size, burst, ...
+
+  logic                m_ar_valid, m_ar_ready, m_ar_id;
+  logic [63:0]         m_ar_addr;
+  logic [7:0]          m_ar_len;
+  logic [2:0]          m_ar_size, m_ar_prot;
+  logic [1:0]          m_ar_burst;
+  logic [3:0]          m_ar_cache;
+  logic                m_r_valid, m_r_ready, m_r_id, m_r_last;
+  logic [AxiDataW-1:0] m_r_data;
+  logic [1:0]          m_r_resp;
+  logic                m_aw_valid, m_aw_ready, m_aw_id;
+  logic [63:0]         m_aw_addr;
+  logic [7:0]          m_aw_len;
+  logic [2:0]          m_aw_size, m_aw_prot;
+  logic [1:0]          m_aw_burst;
+  logic [3:0]          m_aw_cache;
+  logic                m_w_valid, m_w_ready, m_w_last;
+  logic [AxiDataW-1:0] m_w_data;
+  logic [AxiDataW/8-1:0] m_w_strb;
+  logic                m_b_valid, m_b_ready, m_b_id;
+  logic [1:0]          m_b_resp;
+
+  nmsa_reg_slice #(.Width (AddrChW)) u_ar_slice (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (m_ar_valid),
+    .in_ready_o  (m_ar_ready),
+    .in_data_i   ({m_ar_id, m_ar_addr, m_ar_len, m_ar_size, m_ar_burst, m_ar_cache, m_ar_prot}),
+    .out_valid_o (ar_valid_o),
+    .out_ready_i (ar_ready_i),
+    .out_data_o  ({ar_id_o, ar_addr_o, ar_len_o, ar_size_o, ar_burst_o, ar_cache_o, ar_prot_o})
+  );
+
+  nmsa_reg_slice #(.Width (AxiDataW + 4)) u_r_slice (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (r_valid_i),
+    .in_ready_o  (r_ready_o),
+    .in_data_i   ({r_id_i, r_data_i, r_resp_i, r_last_i}),
+    .out_valid_o (m_r_valid),
+    .out_ready_i (m_r_ready),
+    .out_data_o  ({m_r_id, m_r_data, m_r_resp, m_r_last})
+  );
+
+  nmsa_reg_slice #(.Width (AddrChW)) u_aw_slice (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (m_aw_valid),
+    .in_ready_o  (m_aw_ready),
+    .in_data_i   ({m_aw_id, m_aw_addr, m_aw_len, m_aw_size, m_aw_burst, m_aw_cache, m_aw_prot}),
+    .out_valid_o (aw_valid_o),
+    .out_ready_i (aw_ready_i),
+    .out_data_o  ({aw_id_o, aw_addr_o, aw_len_o, aw_size_o, aw_burst_o, aw_cache_o, aw_prot_o})
+  );
+
+  nmsa_reg_slice #(.Width (AxiDataW + AxiDataW / 8 + 1)) u_w_slice (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (m_w_valid),
+    .in_ready_o  (m_w_ready),
+    .in_data_i   ({m_w_data, m_w_strb, m_w_last}),
+    .out_valid_o (w_valid_o),
+    .out_ready_i (w_ready_i),
+    .out_data_o  ({w_data_o, w_strb_o, w_last_o})
+  );
+
+  nmsa_reg_slice #(.Width (3)) u_b_slice (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (b_valid_i),
+    .in_ready_o  (b_ready_o),
+    .in_data_i   ({b_id_i, b_resp_i}),
+    .out_valid_o (m_b_valid),
+    .out_ready_i (m_b_ready),
+    .out_data_o  ({m_b_id, m_b_resp})
+  );
+
+  // ---------------------------------------------------------------------------------------------
   // Read DMA, shared by command fetch (priority) and the load engine
   // ---------------------------------------------------------------------------------------------
   logic        ld_req_valid, ld_req_ready, ld_rd_valid, ld_rd_ready;
@@ -292,7 +397,7 @@ module nmsa_top #(
   logic [63:0] dr_req_addr, dr_req_stride;
   logic [15:0] dr_req_row_bytes, dr_req_rows;
   logic        owner_in_ready, owner_valid, owner, grant_cf;
-  logic [3:0]  owner_count;
+  logic [$clog2(nmsa_pkg::ReadRequests):0] owner_count;
 
   // One request register in front of the DMA: a request, once taken from fetch (priority) or
   // load, stays presented unchanged until the DMA accepts it, whatever its requester does
@@ -334,7 +439,7 @@ module nmsa_top #(
   end
 
   // Data returns in request order: a FIFO of owners routes it (0 fetch, 1 load).
-  nmsa_fifo #(.Width (1), .Depth (8)) u_owner (
+  nmsa_fifo #(.Width (1), .Depth (nmsa_pkg::ReadRequests)) u_owner (
     .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (1'b0),
     .in_valid_i (dr_req_valid && dr_req_ready), .in_ready_o (owner_in_ready),
     .in_data_i (rq_owner_q),
@@ -366,21 +471,21 @@ module nmsa_top #(
     .rd_data_o       (dr_data),
     .rd_resp_o       (dr_resp),
     .rd_last_o       (dr_last),
-    .ar_valid_o      (ar_valid_o),
-    .ar_ready_i      (ar_ready_i),
-    .ar_id_o         (ar_id_o),
-    .ar_addr_o       (ar_addr_o),
-    .ar_len_o        (ar_len_o),
-    .ar_size_o       (ar_size_o),
-    .ar_burst_o      (ar_burst_o),
-    .ar_cache_o      (ar_cache_o),
-    .ar_prot_o       (ar_prot_o),
-    .r_valid_i       (r_valid_i),
-    .r_ready_o       (r_ready_o),
-    .r_id_i          (r_id_i),
-    .r_data_i        (r_data_i),
-    .r_resp_i        (r_resp_i),
-    .r_last_i        (r_last_i),
+    .ar_valid_o      (m_ar_valid),
+    .ar_ready_i      (m_ar_ready),
+    .ar_id_o         (m_ar_id),
+    .ar_addr_o       (m_ar_addr),
+    .ar_len_o        (m_ar_len),
+    .ar_size_o       (m_ar_size),
+    .ar_burst_o      (m_ar_burst),
+    .ar_cache_o      (m_ar_cache),
+    .ar_prot_o       (m_ar_prot),
+    .r_valid_i       (m_r_valid),
+    .r_ready_o       (m_r_ready),
+    .r_id_i          (m_r_id),
+    .r_data_i        (m_r_data),
+    .r_resp_i        (m_r_resp),
+    .r_last_i        (m_r_last),
     .busy_o          (dr_busy)
   );
 
@@ -400,8 +505,8 @@ module nmsa_top #(
   logic [$clog2(WgtRecords)-1:0] wgt_rd_addr;
   logic [RecordW-1:0]           wgt_rd_data;
   logic                         epi_rd_en;
-  logic [$clog2(EpiEntries)-1:0] epi_rd_addr;
-  logic [EpiEntryBits-1:0]      epi_rd_data;
+  logic [$clog2(EpiEntries*EpiGroups)-1:0] epi_rd_addr;
+  logic [EpiSubBits-1:0]        epi_rd_data;
   logic                         acc_rd0_en, acc_rd1_en, acc_wr_en;
   logic [$clog2(AccEntries)-1:0] acc_rd0_addr, acc_rd1_addr, acc_wr_addr;
   logic [2*AccRowW-1:0]         acc_rd_data;
@@ -427,12 +532,17 @@ module nmsa_top #(
     .rd_addr_i    (wgt_rd_addr),
     .rd_data_o    (wgt_rd_data)
   );
-  nmsa_spad #(.Depth (EpiEntries), .Lanes (EpiBeats), .LaneW (AxiDataW), .NumRd (1)) u_epi (
+  nmsa_spad #(
+    .Depth (EpiEntries * EpiGroups),
+    .Lanes (EpiSubBeats),
+    .LaneW (AxiDataW),
+    .NumRd (1)
+  ) u_epi (
     .clk_i        (clk_i),
     .wr_en_i      (wb_en && wb_target == nmsa_pkg::TargetEpi),
-    .wr_addr_i    (wb_entry[$clog2(EpiEntries)-1:0]),
-    .wr_lane_en_i (EpiBeats'(1) << wb_lane),
-    .wr_data_i    ({EpiBeats{wb_data}}),
+    .wr_addr_i    (wb_entry[$clog2(EpiEntries*EpiGroups)-1:0]),
+    .wr_lane_en_i (EpiSubBeats'(1) << wb_lane),
+    .wr_data_i    ({EpiSubBeats{wb_data}}),
     .rd_en_i      (epi_rd_en),
     .rd_addr_i    (epi_rd_addr),
     .rd_data_o    (epi_rd_data)
@@ -461,10 +571,12 @@ module nmsa_top #(
   logic        stat_dma_stall;
 
   nmsa_load #(
-    .AxiDataW (AxiDataW),
-    .ActBeats (ActBeats),
-    .WgtBeats (WgtBeats),
-    .EpiBeats (EpiBeats)
+    .AxiDataW  (AxiDataW),
+    .ActBeats  (ActBeats),
+    .WgtBeats  (WgtBeats),
+    .EpiBeats  (EpiSubBeats),
+    .EpiGroups (EpiGroups),
+    .PendDepth (nmsa_pkg::PendingLoads)
   ) u_load (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
@@ -505,6 +617,7 @@ module nmsa_top #(
     .M          (M),
     .DataW      (DataW),
     .AccW       (AccW),
+    .Sparse     (Sparse),
     .ActEntries (ActEntries),
     .WgtRecords (WgtRecords),
     .AccEntries (AccEntries),
@@ -557,7 +670,9 @@ module nmsa_top #(
     .AccW       (AccW),
     .AccEntries (AccEntries),
     .EpiEntries (EpiEntries),
-    .AxiDataW   (AxiDataW)
+    .EpiLanes   (EpiLanes),
+    .AxiDataW   (AxiDataW),
+    .RowSlots   (StoreRowSlots)
   ) u_store (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
@@ -612,26 +727,27 @@ module nmsa_top #(
     .wr_data_i       (dw_data),
     .cpl_valid_o     (dw_cpl_valid),
     .cpl_resp_o      (dw_cpl_resp),
-    .aw_valid_o      (aw_valid_o),
-    .aw_ready_i      (aw_ready_i),
-    .aw_id_o         (aw_id_o),
-    .aw_addr_o       (aw_addr_o),
-    .aw_len_o        (aw_len_o),
-    .aw_size_o       (aw_size_o),
-    .aw_burst_o      (aw_burst_o),
-    .aw_cache_o      (aw_cache_o),
-    .aw_prot_o       (aw_prot_o),
-    .w_valid_o       (w_valid_o),
-    .w_ready_i       (w_ready_i),
-    .w_data_o        (w_data_o),
-    .w_strb_o        (w_strb_o),
-    .w_last_o        (w_last_o),
-    .b_valid_i       (b_valid_i),
-    .b_ready_o       (b_ready_o),
-    .b_id_i          (b_id_i),
-    .b_resp_i        (b_resp_i),
+    .aw_valid_o      (m_aw_valid),
+    .aw_ready_i      (m_aw_ready),
+    .aw_id_o         (m_aw_id),
+    .aw_addr_o       (m_aw_addr),
+    .aw_len_o        (m_aw_len),
+    .aw_size_o       (m_aw_size),
+    .aw_burst_o      (m_aw_burst),
+    .aw_cache_o      (m_aw_cache),
+    .aw_prot_o       (m_aw_prot),
+    .w_valid_o       (m_w_valid),
+    .w_ready_i       (m_w_ready),
+    .w_data_o        (m_w_data),
+    .w_strb_o        (m_w_strb),
+    .w_last_o        (m_w_last),
+    .b_valid_i       (m_b_valid),
+    .b_ready_o       (m_b_ready),
+    .b_id_i          (m_b_id),
+    .b_resp_i        (m_b_resp),
     .busy_o          (dw_busy)
   );
+
 
   // ---------------------------------------------------------------------------------------------
   // Run control and errors
@@ -646,7 +762,8 @@ module nmsa_top #(
   logic [31:0] new_err_index;
   logic        all_idle, start_while_busy, bad_base;
   logic        stuck;
-  logic [2:0]  stuck_cycles_d, stuck_cycles_q;
+  localparam int unsigned StuckW = $clog2(nmsa_pkg::DeadlockCycles + 1);
+  logic [StuckW-1:0] stuck_cycles_d, stuck_cycles_q;
   logic        deadlock;
   logic [31:0] oldest_waiting;
 
@@ -666,9 +783,10 @@ module nmsa_top #(
   assign stuck = running_q && !abort && cmd_quiet && !ld_busy && !cp_busy && !st_busy &&
                  !dr_busy && !dw_busy && !owner_valid && !rq_valid_q &&
                  (load_q_valid || compute_q_valid || store_q_valid);
-  assign stuck_cycles_d = !stuck ? '0 : stuck_cycles_q == 3'd7 ? stuck_cycles_q
-                                                              : stuck_cycles_q + 1'b1;
-  assign deadlock = stuck_cycles_q == 3'd4;
+  assign stuck_cycles_d = !stuck ? '0 :
+                          stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles) ? stuck_cycles_q
+                                                                              : stuck_cycles_q + 1'b1;
+  assign deadlock = stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles);
   always_comb begin
     oldest_waiting = '1;
     if (load_q_valid && load_cmd.index < oldest_waiting) oldest_waiting = load_cmd.index;
@@ -778,7 +896,7 @@ module nmsa_top #(
   // META_BYTES counts the bytes of each loaded weight beat that fall in the metadata field of its
   // record (bytes [ValBytes, ValBytes + MetaBytes) of the record).
   localparam int unsigned ValBytes  = Cols * N * DataW / 8;
-  localparam int unsigned MetaBytes = Cols * N * IdxW / 8;
+  localparam int unsigned MetaBytes = Sparse ? Cols * N * IdxW / 8 : 0;
   localparam int unsigned BeatBytes = AxiDataW / 8;
 
   if ((Cols * N * IdxW) % 8 != 0) begin : g_bad_meta_bytes
@@ -826,6 +944,16 @@ module nmsa_top #(
     cnt_inc[nmsa_reg_pkg::NMSA_CNT_AXI_ERRORS_IDX * IncW +: IncW] =
         IncW'(r_valid_i && r_ready_o && r_resp_i != 2'b00) +
         IncW'(b_valid_i && b_ready_o && b_resp_i != 2'b00);
+  end
+
+  // The increments reach the counters one cycle later (a register between the engines and the
+  // 64-bit adders); those of the cycle that completes a soft reset are dropped with the counts.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cnt_inc_q <= '0;
+    end else begin
+      cnt_inc_q <= clear ? '0 : cnt_inc;
+    end
   end
 
   // Queue fill levels are for waveforms only; entry bits above a buffer's depth were range-checked

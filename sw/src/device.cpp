@@ -28,23 +28,8 @@ class ModelDevice final : public Device {
 
   std::uint32_t read_reg(std::uint32_t offset) override {
     namespace r = regs;
+    if (const auto cap = capability_register(caps_, offset)) return *cap;
     switch (offset) {
-      case r::ID_OFFSET: return r::ID_RESET;
-      case r::VERSION_OFFSET: return r::VERSION_RESET;
-      case r::CAP_ARRAY_OFFSET:
-        return (static_cast<std::uint32_t>(caps_.rows) << r::CAP_ARRAY_ROWS_SHIFT) |
-               (static_cast<std::uint32_t>(caps_.cols) << r::CAP_ARRAY_COLS_SHIFT) |
-               (static_cast<std::uint32_t>(caps_.pattern.n) << r::CAP_ARRAY_N_SHIFT) |
-               (static_cast<std::uint32_t>(caps_.pattern.m) << r::CAP_ARRAY_M_SHIFT) |
-               (caps_.sparse_supported ? r::CAP_ARRAY_SPARSE_MASK : 0u);
-      case r::CAP_WIDTHS_OFFSET:
-        return (static_cast<std::uint32_t>(caps_.data_w) << r::CAP_WIDTHS_DATA_W_SHIFT) |
-               (static_cast<std::uint32_t>(caps_.acc_w) << r::CAP_WIDTHS_ACC_W_SHIFT) |
-               (static_cast<std::uint32_t>(caps_.axi_data_w) << r::CAP_WIDTHS_AXI_DATA_W_SHIFT);
-      case r::CAP_ACT_ENTRIES_OFFSET: return caps_.act_entries;
-      case r::CAP_WGT_RECORDS_OFFSET: return caps_.wgt_records;
-      case r::CAP_EPI_ENTRIES_OFFSET: return caps_.epi_entries;
-      case r::CAP_ACC_ENTRIES_OFFSET: return caps_.acc_entries;
       case r::CMD_BASE_LO_OFFSET: return static_cast<std::uint32_t>(cmd_base_);
       case r::CMD_BASE_HI_OFFSET: return static_cast<std::uint32_t>(cmd_base_ >> 32);
       case r::CMD_COUNT_OFFSET: return cmd_count_;

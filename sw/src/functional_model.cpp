@@ -169,6 +169,11 @@ std::optional<CommandError> check_command(const DeviceCaps& caps, const Command&
       break;
     }
     case Opcode::COMPUTE: {
+      if (!c.dense && !caps.sparse_supported) {
+        // Checked first: an opcode the device does not execute (CAP_ARRAY.SPARSE = 0).
+        return CommandError{ErrCode::BAD_OPCODE,
+                            "sparse COMPUTE on a device without N:M support (CAP_ARRAY.SPARSE = 0)"};
+      }
       if (c.beats == 0) bad_range("COMPUTE of 0 beats");
       if (std::uint64_t{c.first_weight_record} + static_cast<std::uint64_t>(caps.rows) >
           caps.wgt_records) {
@@ -191,7 +196,7 @@ std::optional<CommandError> check_command(const DeviceCaps& caps, const Command&
                   std::to_string(std::uint64_t{c.first_acc_row} + c.beats) + ") exceed the " +
                   std::to_string(caps.acc_entries) + " accumulator entries");
       }
-      if (c.dense && (c.dense_part + 1) * caps.pattern.n > caps.pattern.m) {
+      if (c.dense && (c.dense_part + 1) * caps.pattern.n > caps.lanes()) {
         bad_range("COMPUTE dense part " + std::to_string(c.dense_part) +
                   " does not exist: an entry holds " + std::to_string(caps.dense_parts()) +
                   " dense beats");

@@ -61,9 +61,11 @@ Geometry make_geometry(const DeviceCaps& caps, std::int64_t rows, std::int64_t k
   g.int32_out = !o.epilogue.has_value();
   g.relu = o.relu;
   g.blocks = static_cast<int>(ceil_div(n_out, caps.cols));
-  g.k_chunks = static_cast<int>(ceil_div(k, caps.sparse_chunk_k()));
+  // A K-chunk is what one activation entry holds: ROWS*M positions (ROWS*N on a dense-only
+  // device), one sparse tile or dense_parts() dense ones.
+  g.k_chunks = static_cast<int>(ceil_div(k, caps.act_entry_bytes()));
   g.k_pad =
-      static_cast<std::uint64_t>(g.k_chunks) * static_cast<std::uint64_t>(caps.sparse_chunk_k());
+      static_cast<std::uint64_t>(g.k_chunks) * static_cast<std::uint64_t>(caps.act_entry_bytes());
   g.k_tiles = g.dense ? static_cast<int>(ceil_div(k, caps.dense_chunk_k())) : g.k_chunks;
   g.parts = g.dense ? caps.dense_parts() : 1;
   const std::uint64_t a = static_cast<std::uint64_t>(caps.axi_bytes());
@@ -704,37 +706,52 @@ class Emitter {
 // request in cycle 1) to the done interrupt; a registered signal set in cycle t counts from t + 1.
 // On the benchmark memories the prediction matches the Verilated RTL to the cycle.
 //
-// What is modelled (rtl/ and tb/src/axi_memory.cpp):
-//   command fetch  (nmsa_cmd) requests chunks of up to ChunkCmds commands once the beat FIFO
-//                  (FetchChunks chunks) has room: chunk j waits until every command up to
-//                  (its last command - FetchChunks * ChunkCmds) has been taken out of the FIFO.
-//                  A command is taken out one beat per cycle after the previous one was
-//                  dispatched, and dispatched in the next cycle if its engine queue (QueueDepth)
-//                  has room: at most one command per (32 B / bus width + 1) cycles.
+// What is modelled (rtl/ and tb/src/axi_memory.cpp). The structure (queue depths, chunk sizes,
+// bursts in flight, pipeline depths) comes from the device's capability registers (DeviceCaps),
+// so a changed RTL parameter cannot silently desynchronize the model.
+//   command fetch  (nmsa_cmd) requests chunks of up to FETCH_CHUNK commands once the beat FIFO
+//                  (FETCH_CHUNKS chunks) has room: chunk j waits until every command up to
+//                  (its last command - FETCH_CHUNKS * FETCH_CHUNK) has been taken out of the FIFO.
+//                  A command's beats are taken out one per cycle once the previous command moved
+//                  on to decoding; then it is decoded, checked and dispatched, one register each,
+//                  each stage waiting for the next one to be free, and dispatched once its engine
+//                  queue (QUEUE_DEPTH) has room.
 //   read DMA       one request register shared by fetch (priority) and loads, then the burst
-//                  generator: one request at a time, one AR per cycle (bursts of <= MaxBurstBeats,
-//                  no 4 KiB crossing), at most MaxReadBursts bursts in flight and
-//                  ReadRequestsInFlight requests with data outstanding. Data: the first beat of a
-//                  burst ReadLatency cycles after its AR, beats in order, at most one per cycle
-//                  and as the memory's bandwidth allows (Bandwidth, WriteBandwidth below).
+//                  generator: one request at a time, one AR per cycle (bursts of <= MAX_BURST,
+//                  no 4 KiB crossing), at most MAX_OUTSTANDING bursts in flight and
+//                  READ_REQUESTS requests with data outstanding. The AR and R register slices
+//                  add a cycle each: the memory takes an AR the cycle after the DMA issues it and
+//                  its first beat reaches the DMA ReadLatency + 1 cycles after that; beats come in
+//                  order, at most one per cycle and as the memory's bandwidth allows (Bandwidth,
+//                  WriteBandwidth below, in the memory's cycles).
 //   load engine    (nmsa_load) takes a LOAD when its token is there and its request register is
-//                  free; the request goes to the DMA while up to PendingLoads earlier LOADs still
-//                  wait for data. A LOAD finishes (and pushes) with its last beat.
+//                  free; the request goes to the DMA while up to PENDING_LOADS earlier LOADs still
+//                  wait for data. A LOAD finishes with its last beat; its buffer write and token
+//                  follow one cycle later.
 //   compute engine (nmsa_compute) loader: takes a tile when its tokens are there, the previous
 //                  tile left the loader and its weight bank is no longer read by the array (the
-//                  tile two before ended L + 1 cycles ago); Rows + 2 cycles later the tile is
-//                  ready, and the streamer starts it in the cycle after the previous tile's last
-//                  issue (no bubble). A beat enters the array 2 cycles after its issue; tokens are
-//                  pushed when the tile's last result is in the accumulators, L + 1 cycles after
-//                  its last beat entered.
-//   store engine   (nmsa_store) 2 cycles of setup, its write request, then per row 1 read cycle,
-//                  1 epilogue cycle and the row's beats (each after its burst's AW, with at most
-//                  MaxWriteBursts bursts awaiting their response, and as the bandwidth left by
-//                  reads allows); it finishes 2 cycles after the last write response
-//                  (WriteLatency after the last beat).
+//                  tile two before issued its last beat ROWS + COLS + 2 cycles ago); ROWS + 3
+//                  cycles later the tile is ready, and the streamer starts it in the cycle after
+//                  the previous tile's last issue (no bubble). A beat that accumulates into a row
+//                  issued in the last AccHazard - 1 cycles waits. A beat enters the array 2 cycles
+//                  after its issue; tokens are pushed when the tile's last result is written into
+//                  the accumulators, ARRAY_LATENCY + 3 cycles after its last beat entered.
+//   store engine   (nmsa_store) its write request the cycle after it starts; once the DMA takes
+//                  it, a row is read every Groups = COLS / EPI_LANES cycles while one of its
+//                  STORE_ROWS credits is free (a credit comes back with a row's last beat), and
+//                  reaches the finished-row FIFO Groups + EPI_LATENCY + 3 cycles after its read.
+//                  Each beat goes to the DMA after its burst's AW (with at most MAX_OUTSTANDING
+//                  bursts awaiting their response), through the W register slice to the memory
+//                  as its bandwidth allows (the slice holds two beats); a response comes back
+//                  through the B slice WriteLatency + 1 cycles after the burst's last beat reached
+//                  the memory. The STORE finishes 2 cycles after its last response.
 // Not modelled: reads delayed by writes that drained the bandwidth before them, which only
 // happens below one beat per cycle; the host memory's own limits on bursts in flight (assumed
 // at least the DMA's); random back-pressure.
+
+// Cycles from a beat's issue to the accumulator write of its result row (nmsa_pkg::
+// AccHazardCycles): a beat that accumulates into a row issued fewer cycles ago waits.
+constexpr std::int64_t ACC_HAZARD_CYCLES = 4;
 
 constexpr std::int64_t NEVER = std::numeric_limits<std::int64_t>::max() / 4;
 
@@ -874,10 +891,12 @@ class PerfSim {
     const double bw = p.dma_bytes_per_cycle > 0 ? p.dma_bytes_per_cycle : axi_;
     read_bw_ = Bandwidth(bw, axi_);
     write_bw_ = WriteBandwidth(bw, axi_);
-    chunk_ = std::max(1, p.fetch_chunk_commands);
-    fifo_cmds_ = chunk_ * std::max(1, p.fetch_chunks);
+    chunk_ = caps.fetch_chunk;
+    fifo_cmds_ = chunk_ * caps.fetch_chunks;
     times_.assign(static_cast<std::size_t>(n_), CommandTimes{});
     have_.assign(static_cast<std::size_t>(n_), NEVER);
+    decode_.assign(static_cast<std::size_t>(n_), NEVER);
+    check_.assign(static_cast<std::size_t>(n_), NEVER);
     beat_arr_.assign(static_cast<std::size_t>(n_) * static_cast<std::size_t>(cmd_beats_), NEVER);
     for (int i = 0; i < n_; ++i) {
       const int e = static_cast<int>(engine_of(cmds[static_cast<std::size_t>(i)].opcode));
@@ -946,10 +965,11 @@ class PerfSim {
   }
 
   // The cycle command c is assembled (all its beats out of the FIFO), or NEVER if not known yet.
+  // Its first beat comes out the cycle after the previous command moved on to decoding.
   std::int64_t have_time(int c) const {
     std::int64_t& h = have_[static_cast<std::size_t>(c)];
     if (h < NEVER) return h;
-    std::int64_t p = c == 0 ? 0 : times_[static_cast<std::size_t>(c) - 1].dispatch;
+    std::int64_t p = c == 0 ? 0 : decode_time(c - 1);
     if (p >= NEVER) return NEVER;
     for (int k = 0; k < cmd_beats_; ++k) {
       const std::int64_t a =
@@ -966,16 +986,39 @@ class PerfSim {
   std::int64_t queue_room_time(int c) const {
     const int e = engine_[static_cast<std::size_t>(c)];
     const int pos = qpos_[static_cast<std::size_t>(c)];
-    if (pos < p_.queue_depth) return 0;
+    if (pos < caps_.queue_depth) return 0;
     const int older = elist_[static_cast<std::size_t>(e)]
-                            [static_cast<std::size_t>(pos - p_.queue_depth)];
+                            [static_cast<std::size_t>(pos - caps_.queue_depth)];
     const std::int64_t a = times_[static_cast<std::size_t>(older)].accept;
     return a >= NEVER ? NEVER : a + 1;
   }
 
+  // The cycle command c moves from the assembly register into the decode register, and from
+  // there into the check register: each waits until the next stage is free (or frees in the same
+  // cycle). NEVER while not known yet.
+  std::int64_t decode_time(int c) const {
+    std::int64_t& t = decode_[static_cast<std::size_t>(c)];
+    if (t < NEVER) return t;
+    const std::int64_t have = have_time(c);
+    const std::int64_t free = c == 0 ? 0 : check_time(c - 1);
+    if (have >= NEVER || free >= NEVER) return NEVER;
+    t = std::max(have, free);
+    return t;
+  }
+  std::int64_t check_time(int c) const {
+    std::int64_t& t = check_[static_cast<std::size_t>(c)];
+    if (t < NEVER) return t;
+    const std::int64_t dec = decode_time(c);
+    const std::int64_t free = c == 0 ? 0 : times_[static_cast<std::size_t>(c) - 1].dispatch;
+    if (dec >= NEVER || free >= NEVER) return NEVER;
+    t = std::max(dec + 1, free);
+    return t;
+  }
+
   std::int64_t dispatch_time() const {
     if (d_ >= n_) return NEVER;
-    return std::max(have_time(d_), queue_room_time(d_));
+    const std::int64_t chk = check_time(d_);
+    return chk >= NEVER ? NEVER : std::max(chk + 1, queue_room_time(d_));
   }
 
   // --- read DMA -----------------------------------------------------------------------------
@@ -983,7 +1026,7 @@ class PerfSim {
     if (rq_ == NONE) return NEVER;
     std::int64_t t = std::max(rq_time_ + 1, dma_free_);
     const std::size_t n = req_end_.size();
-    const auto depth = static_cast<std::size_t>(p_.read_requests_in_flight);
+    const auto depth = static_cast<std::size_t>(caps_.read_requests);
     if (n >= depth) t = std::max(t, req_end_[n - depth] + 1);
     return t;
   }
@@ -991,20 +1034,22 @@ class PerfSim {
   std::int64_t load_request_time() const {
     if (pend_ < 0) return NEVER;
     std::int64_t t = pend_acc_ + 1;
-    if (fired_ >= p_.pending_loads) {
-      const std::int64_t f = load_fin_[static_cast<std::size_t>(fired_ - p_.pending_loads)];
+    if (fired_ >= caps_.pending_loads) {
+      const std::int64_t f = load_fin_[static_cast<std::size_t>(fired_ - caps_.pending_loads)];
       t = std::max(t, f >= NEVER ? NEVER : f + 1);
     }
     return t;
   }
 
-  // Issues the bursts of a request the DMA takes in cycle h; returns its last beat's cycle and
-  // appends every beat's cycle to `beats` if given.
+  // Issues the bursts of a request the DMA takes in cycle h; returns the cycle its last beat
+  // reaches the DMA and appends every beat's such cycle to `beats` if given. The memory sees an
+  // AR one cycle after the DMA issued it (AR slice), and the DMA a beat one cycle after the
+  // memory sent it (R slice); the bandwidth is the memory's, in its cycles.
   std::int64_t read_request(std::int64_t h, std::uint64_t addr, std::uint64_t row_bytes,
                             std::uint64_t rows, std::uint64_t stride,
                             std::vector<std::int64_t>* beats) {
     std::int64_t ar = h;
-    std::int64_t end = h;
+    std::int64_t end = h;  // in the memory's cycles
     const auto a = static_cast<std::uint64_t>(axi_);
     for (std::uint64_t r = 0; r < rows; ++r) {
       std::uint64_t at = addr + r * stride;
@@ -1012,13 +1057,14 @@ class PerfSim {
       while (left > 0) {
         const std::uint64_t to_4k = (4096 - at % 4096) / a;
         const std::uint64_t n =
-            std::min({left, static_cast<std::uint64_t>(p_.max_burst_beats), to_4k});
+            std::min({left, static_cast<std::uint64_t>(caps_.max_burst_beats), to_4k});
         ar += 1;
         const std::size_t b = burst_end_.size();
-        const auto limit = static_cast<std::size_t>(p_.max_read_bursts);
+        const auto limit = static_cast<std::size_t>(caps_.max_outstanding);
         if (b >= limit) ar = std::max(ar, burst_end_[b - limit] + 1);
-        // Data in order on the R channel, the first beat ReadLatency cycles after the AR.
-        const std::int64_t first = ar + p_.dma_read_latency;
+        // Data in order on the R channel, the first beat ReadLatency cycles after the memory
+        // took the AR.
+        const std::int64_t first = ar + 1 + p_.dma_read_latency;
         if (beats == nullptr && read_bw_.one_per_cycle()) {
           end = read_bw_.place(first, static_cast<std::int64_t>(n));
           write_bw_.reads(end - static_cast<std::int64_t>(n) + 1, end);
@@ -1026,17 +1072,17 @@ class PerfSim {
           for (std::uint64_t k = 0; k < n; ++k) {
             end = read_bw_.place(k == 0 ? first : end + 1);
             write_bw_.reads(end, end);
-            if (beats != nullptr) beats->push_back(end);
+            if (beats != nullptr) beats->push_back(end + 1);
           }
         }
-        burst_end_.push_back(end);
+        burst_end_.push_back(end + 1);
         left -= n;
         at += n * a;
       }
     }
     dma_free_ = ar + 1;
-    req_end_.push_back(end);
-    return end;
+    req_end_.push_back(end + 1);
+    return end + 1;
   }
 
   void handshake(std::int64_t h) {
@@ -1055,8 +1101,9 @@ class PerfSim {
       const std::int64_t end =
           read_request(h, c.host_address, c.bytes_per_row, c.rows, c.host_stride, nullptr);
       load_fin_[static_cast<std::size_t>(rq_id_)] = end;
-      if (c.push_next) push(LC, end);
-      end_ = std::max(end_, end);
+      // The last beat's buffer write and the token are registered.
+      if (c.push_next) push(LC, end + 1);
+      end_ = std::max(end_, end + 1);
     }
     rq_ = NONE;
   }
@@ -1087,22 +1134,62 @@ class PerfSim {
     const Command& c = cmd(i);
     if (c.pop_prev) pop(LC);
     if (c.pop_next) pop(SC);
-    const std::int64_t lat = caps_.latency();
-    // Rows record reads and writes plus the handoff, then the streamer takes it in the cycle
-    // of the previous tile's last issue at the earliest.
-    const std::int64_t take = std::max(a + caps_.rows + 2, stream_free_);
-    const std::int64_t beats = c.beats;
+    // Rows record reads, registered and loaded, plus the handoff, then the streamer takes it in
+    // the cycle of the previous tile's last issue at the earliest.
+    const std::int64_t take = std::max(a + caps_.rows + 3, stream_free_);
+    const std::int64_t first = issue_beats(c, take + 1);
+    const std::int64_t last = recent_.back().first;
     loader_free_ = take + 1;
-    stream_free_ = take + beats;
-    const std::int64_t done = take + beats + lat + 2;  // last row written to the accumulators
-    bank_free_[static_cast<std::size_t>(ci_ % 2)] = done;
+    stream_free_ = last;
+    // A beat enters the array 2 cycles after its issue; its result is written into the
+    // accumulators ARRAY_LATENCY + 3 cycles after that.
+    const std::int64_t done = last + 2 + caps_.latency() + 3;
+    // The bank is read until the bottom-right PE selected the last beat's weights.
+    bank_free_[static_cast<std::size_t>(ci_ % 2)] = last + (caps_.rows + caps_.cols - 1) + 3;
     if (c.push_prev) push(CL, done);
     if (c.push_next) push(CS, done);
-    first_beat_ = std::min(first_beat_, take + 2);
-    last_beat_ = std::max(last_beat_, take + beats + 1);
+    first_beat_ = std::min(first_beat_, first + 2);
+    last_beat_ = std::max(last_beat_, last + 2);
     end_ = std::max(end_, done);
     times_[static_cast<std::size_t>(i)].accept = a;
     ++ci_;
+  }
+
+  // Issues the beats of COMPUTE c from cycle `from` on, one per cycle, except that a beat which
+  // accumulates into a row issued fewer than ACC_HAZARD_CYCLES cycles before waits. Returns the
+  // first beat's cycle; recent_ ends with the last one's.
+  std::int64_t issue_beats(const Command& c, std::int64_t from) {
+    std::int64_t t = from;
+    std::int64_t first = NEVER;
+    const std::int64_t earlier = recent_.empty() ? -NEVER : recent_.back().first;
+    int j = 0;
+    // Only the first beats can meet rows of earlier tiles; a tile's own rows are all different.
+    for (; j < c.beats && t < earlier + ACC_HAZARD_CYCLES; ++j) {
+      const std::int64_t row = c.first_acc_row + j;
+      if (c.accumulate) {
+        for (const auto& [cycle, r] : recent_) {
+          if (r == row && t < cycle + ACC_HAZARD_CYCLES) t = cycle + ACC_HAZARD_CYCLES;
+        }
+      }
+      if (first >= NEVER) first = t;
+      remember(t, row);
+      ++t;
+    }
+    if (j < c.beats) {
+      if (first >= NEVER) first = t;
+      const std::int64_t last = t + (c.beats - 1 - j);
+      // The last (up to) ACC_HAZARD_CYCLES - 1 beats, issued in consecutive cycles.
+      for (std::int64_t k = std::max<std::int64_t>(j, c.beats - (ACC_HAZARD_CYCLES - 1));
+           k < c.beats; ++k) {
+        remember(last - (c.beats - 1 - k), c.first_acc_row + k);
+      }
+    }
+    return first;
+  }
+
+  void remember(std::int64_t cycle, std::int64_t row) {
+    recent_.push_back({cycle, row});
+    while (recent_.size() > static_cast<std::size_t>(ACC_HAZARD_CYCLES - 1)) recent_.pop_front();
   }
 
   std::int64_t store_accept_time() const {
@@ -1125,15 +1212,18 @@ class PerfSim {
     st_.cmd = i;
     st_.rows = c.rows;
     st_.row_beats = (row_bytes + axi_ - 1) / axi_;
-    // Parameters read (1 cycle), request presented; the DMA takes it once its previous
-    // request's AWs are all out. Then the first row is read.
-    st_.aw = std::max(s + 2, dw_free_);
-    st_.row_read = st_.aw + 1;
+    // The request is presented the cycle after the accept; the DMA takes it once its previous
+    // request's AWs are all out, and issues its first AW the cycle after. Rows are read from then.
+    st_.aw = std::max(s + 1, dw_free_);
+    st_.start = st_.aw + 1;
+    st_.sent.clear();
   }
 
-  // Places the running STORE's write beats up to cycle `limit`; finishes it after its last one.
+  // Places the running STORE's write beats up to memory cycle `limit`; finishes it after its
+  // last one.
   void store_advance(std::int64_t limit) {
-    const auto bursts = static_cast<std::size_t>(p_.max_write_bursts);
+    const auto bursts = static_cast<std::size_t>(caps_.max_outstanding);
+    const std::int64_t groups = caps_.epi_groups();
     while (st_.cmd >= 0) {
       if (st_.burst_left == 0) {
         if (st_.left == 0) {
@@ -1141,28 +1231,41 @@ class PerfSim {
             store_finish();
             return;
           }
+          // A row is read Groups cycles after the previous one, while a credit is free, and
+          // its beats reach the row FIFO's output Groups + EPI_LATENCY + 3 cycles later.
+          std::int64_t read = st_.row == 0 ? st_.start : std::max(st_.read + groups, st_.start);
+          const int slots = caps_.store_rows;
+          if (st_.row >= slots) {
+            read = std::max(read, st_.sent[static_cast<std::size_t>(st_.row - slots)] + 1);
+          }
+          st_.read = read;
           st_.left = st_.row_beats;
-          st_.next = st_.row_read + 2;  // read cycle, epilogue cycle
+          st_.next = std::max(st_.next, read + groups + caps_.epi_latency + 3);
         }
         // The AW of a burst goes out one cycle after the previous one, once fewer than
-        // MaxWriteBursts bursts wait for their response; its W beats follow it.
-        st_.burst_left = std::min(st_.left, p_.max_burst_beats);
+        // MAX_OUTSTANDING bursts wait for their response; its W beats follow it.
+        st_.burst_left = std::min(st_.left, caps_.max_burst_beats);
         st_.aw += 1;
         const std::size_t nb = write_b_.size();
         if (nb >= bursts) st_.aw = std::max(st_.aw, write_b_[nb - bursts] + 1);
         st_.next = std::max(st_.next, st_.aw + 1);
       }
-      const std::int64_t w = write_bw_.place(st_.next, limit);
-      if (w >= NEVER) return;
-      st_.w = w;
+      // The W slice holds two beats: a beat enters it once the one two before has left.
+      const std::int64_t w = std::max(st_.next, w_mem_[0] + 1);
+      const std::int64_t m = write_bw_.place(w + 1, limit);
+      if (m >= NEVER) return;
+      w_mem_[0] = w_mem_[1];
+      w_mem_[1] = m;
       st_.next = w + 1;
       --st_.left;
       if (--st_.burst_left == 0) {
-        last_b_ = std::max(w + std::max(1, p_.dma_write_latency), last_b_ + 1);
+        // The memory's response WriteLatency after the burst's last beat, one per cycle, and
+        // one more cycle through the B slice.
+        last_b_ = std::max(m + std::max(1, p_.dma_write_latency) + 1, last_b_ + 1);
         write_b_.push_back(last_b_);
       }
       if (st_.left == 0) {
-        st_.row_read = w + 1;
+        st_.sent.push_back(w);
         ++st_.row;
       }
     }
@@ -1188,7 +1291,8 @@ class PerfSim {
 
   std::int64_t store_next_time() const {
     if (st_.cmd < 0) return NEVER;
-    return std::max(st_.next, write_bw_.decided()) - 1;
+    // The next beat reaches the memory the cycle after it leaves the DMA at the earliest.
+    return std::max(st_.next + 1, write_bw_.decided()) - 1;
   }
 
   // --- one cycle ----------------------------------------------------------------------------
@@ -1267,7 +1371,7 @@ class PerfSim {
   std::array<std::vector<int>, 3> elist_;  // commands of each engine, in stream order
   std::vector<int> engine_;                // engine of each command
   std::vector<int> qpos_;                  // position of each command in its engine's list
-  mutable std::vector<std::int64_t> have_;
+  mutable std::vector<std::int64_t> have_, decode_, check_;
   std::vector<std::int64_t> beat_arr_;  // arrival cycle of every command beat
   std::vector<std::int64_t> fetch_beats_;
 
@@ -1292,20 +1396,26 @@ class PerfSim {
   int ci_ = 0;
   std::int64_t loader_free_ = 0, stream_free_ = 0;
   std::array<std::int64_t, 2> bank_free_{{0, 0}};
+  std::deque<std::pair<std::int64_t, std::int64_t>> recent_;  // last issues: cycle, acc row
 
   // Store engine and write DMA.
   int si_ = 0;
   struct StoreRun {
     int cmd = -1;  // the running STORE; -1: none
     int rows = 0, row_beats = 0;
-    int row = 0;         // rows done
+    int row = 0;         // rows whose beats are all placed
     int left = 0;        // beats of the current row not yet placed
     int burst_left = 0;  // beats of the current burst not yet placed
-    std::int64_t row_read = 0, next = 0, aw = 0, w = 0;
+    std::int64_t start = 0;  // first cycle a row can be read
+    std::int64_t read = 0;   // read cycle of the current row
+    std::int64_t next = 0;   // earliest cycle the next beat can leave the DMA
+    std::int64_t aw = 0;     // cycle of the last AW
+    std::vector<std::int64_t> sent;  // cycle each row's last beat left the DMA (its credit)
   };
   StoreRun st_;
   std::int64_t store_free_ = 0, dw_free_ = 0, last_b_ = 0;
-  std::vector<std::int64_t> write_b_;  // response cycle of every write burst
+  std::vector<std::int64_t> write_b_;  // response cycle of every write burst, at the DMA
+  std::array<std::int64_t, 2> w_mem_{{-NEVER, -NEVER}};  // memory cycles of the last two beats
 
   std::array<std::vector<std::int64_t>, 4> push_;
   std::array<std::size_t, 4> popped_{};

@@ -56,12 +56,12 @@ class TileData {
   }
 
   void fill_beat(std::size_t chunk, Eigen::Index x_row, ArrayInputs& in) const {
-    const unsigned m = static_cast<unsigned>(g_.pattern.m);
-    const unsigned per_pe = dense_ ? static_cast<unsigned>(g_.pattern.n) : m;
+    const unsigned lanes = g_.lanes();
+    const unsigned per_pe = dense_ ? static_cast<unsigned>(g_.pattern.n) : lanes;
     const std::int8_t* src = x_.data() + x_row * x_.cols() + chunk * g_.chunk_k(dense_);
     for (unsigned r = 0; r < g_.rows; ++r) {
-      for (unsigned lane = 0; lane < m; ++lane) {
-        in.in_act[r * m + lane] = lane < per_pe ? src[r * per_pe + lane] : 0;
+      for (unsigned lane = 0; lane < lanes; ++lane) {
+        in.in_act[r * lanes + lane] = lane < per_pe ? src[r * per_pe + lane] : 0;
       }
     }
   }
@@ -92,6 +92,9 @@ ArrayGemmResult run_array_gemm(ArraySim& sim, const MatrixI8& x, const MatrixI8&
     throw std::invalid_argument("array gemm: empty operand");
   }
   const bool dense = mode == ArrayMode::kDense;
+  if (!dense && !g.sparse) {
+    throw std::invalid_argument("array gemm: the dense-only array runs dense mode only");
+  }
   const Eigen::Index chunk_k = g.chunk_k(dense);
   const Eigen::Index k_pad = round_up(x.cols(), chunk_k);
   const Eigen::Index n_pad = round_up(w.rows(), g.cols);

@@ -8,7 +8,7 @@ ArrayInputs ArraySim::idle_inputs() const {
   ArrayInputs in;
   in.wload_val.assign(std::size_t{g.cols} * static_cast<unsigned>(g.pattern.n), 0);
   in.wload_meta.assign(g.cols, 0);
-  in.in_act.assign(std::size_t{g.rows} * static_cast<unsigned>(g.pattern.m), 0);
+  in.in_act.assign(std::size_t{g.rows} * g.lanes(), 0);
   return in;
 }
 

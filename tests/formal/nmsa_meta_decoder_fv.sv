@@ -3,14 +3,14 @@
 // Formal harness for nmsa_meta_decoder: its inputs are free (module inputs of the top), so the
 // solver considers every metadata code in sparse and in dense mode. The expected behaviour is
 // written from the specification, not copied from the implementation: legality is checked
-// pairwise over all slot pairs a < b (the decoder compares neighbours), and the selects are
-// compared bit by bit with the one-hot of each slot's index.
+// pairwise over all slot pairs a < b (the decoder compares neighbours), and each slot's position
+// is compared with its field of the metadata.
 //
 // Properties (docs/format.md):
-//   (a) sparse, indices pairwise strictly increasing: legal_o = 1; slot j's M-bit select is
-//       one-hot with its set bit at slot j's index (in range); no two slots select the same
-//       position.
-//   (b) sparse, any other code: legal_o = 0 and every select is zero.
+//   (a) sparse, indices pairwise strictly increasing: legal_o = 1; slot j's position is slot j's
+//       index (in range); no two slots select the same position.
+//   (b) sparse, any other code: legal_o = 0 (whatever the positions, every result computed with
+//       the code is poisoned by the PE).
 //   (c) dense: legal_o = 1 and slot j selects position j, whatever the metadata.
 //
 // Mutant != 0 replaces the outputs the checker sees with those of a deliberately broken decoder
@@ -29,8 +29,8 @@ module nmsa_meta_decoder_fv #(
 
   localparam int unsigned IdxW = $clog2(M);
 
-  logic [N*M-1:0] dut_sel;
-  logic           dut_legal;
+  logic [N*IdxW-1:0] dut_idx;
+  logic              dut_legal;
 
   nmsa_meta_decoder #(
     .N (N),
@@ -38,15 +38,14 @@ module nmsa_meta_decoder_fv #(
   ) u_dut (
     .meta_i  (meta_i),
     .dense_i (dense_i),
-    .sel_o   (dut_sel),
+    .idx_o   (dut_idx),
     .legal_o (dut_legal)
   );
 
   // ---------------------------------------------------------------------------------------------
-  // Reference: legality over all pairs, and the one-hot of each slot's index.
+  // Reference: legality over all pairs.
   // ---------------------------------------------------------------------------------------------
-  logic           ref_increasing;
-  logic [N*M-1:0] ref_onehot;    // slot j's index as one-hot, ignoring legality and dense mode
+  logic ref_increasing;
 
   always_comb begin
     ref_increasing = 1'b1;
@@ -59,23 +58,14 @@ module nmsa_meta_decoder_fv #(
     end
   end
 
-  always_comb begin
-    ref_onehot = '0;
-    for (int unsigned j = 0; j < N; j++) begin
-      for (int unsigned m = 0; m < M; m++) begin
-        ref_onehot[j*M + m] = (meta_i[j*IdxW +: IdxW] == IdxW'(m));
-      end
-    end
-  end
-
   // ---------------------------------------------------------------------------------------------
   // Outputs seen by the checker: the decoder's, or a mutant's (self-test only).
   // ---------------------------------------------------------------------------------------------
-  logic [N*M-1:0] sel;
-  logic           legal;
+  logic [N*IdxW-1:0] idx;
+  logic              legal;
 
   always_comb begin
-    sel   = dut_sel;
+    idx   = dut_idx;
     legal = dut_legal;
     unique case (Mutant)
       // Accepts a repeated index (compares with < instead of <=): breaks (b).
@@ -86,25 +76,28 @@ module nmsa_meta_decoder_fv #(
           end
         end
       end
-      // Does not zero the selects of an illegal code: breaks (b).
+      // Calls every sparse code legal: breaks (b).
       2: begin
-        if (!dense_i && !dut_legal) begin
-          sel = ref_onehot;
+        if (!dense_i) begin
+          legal = 1'b1;
         end
       end
       // Ignores dense mode and decodes the metadata anyway: breaks (c).
       3: begin
         if (dense_i) begin
-          sel = ref_onehot;
+          idx = meta_i;
         end
       end
-      // The last slot copies slot 0's select: two slots select the same position, breaks (a), (c).
+      // The last slot copies slot 0's position: two slots select the same position, breaks (a),
+      // (c).
       4: begin
-        sel[(N-1)*M +: M] = dut_sel[0 +: M];
+        idx[(N-1)*IdxW +: IdxW] = dut_idx[0 +: IdxW];
       end
       // The last slot can never select the last position: breaks (a).
       5: begin
-        sel[N*M-1] = 1'b0;
+        if (idx[(N-1)*IdxW +: IdxW] == IdxW'(M - 1)) begin
+          idx[(N-1)*IdxW +: IdxW] = IdxW'(M - 2);
+        end
       end
       default: begin
       end
@@ -119,9 +112,7 @@ module nmsa_meta_decoder_fv #(
       // (c)
       assert (legal);
       for (int unsigned j = 0; j < N; j++) begin
-        for (int unsigned m = 0; m < M; m++) begin
-          assert (sel[j*M + m] == (m == j));
-        end
+        assert (32'(idx[j*IdxW +: IdxW]) == j);
       end
     end else if (ref_increasing) begin
       // (a)
@@ -129,19 +120,17 @@ module nmsa_meta_decoder_fv #(
       for (int unsigned j = 0; j < N; j++) begin
         // Always true while M is a power of two (the decoder checks that at elaboration); kept
         // so that a future non-power-of-two M cannot select past the group.
-        assert (32'(meta_i[j*IdxW +: IdxW]) < M);
-        assert ($onehot(sel[j*M +: M]));
-        assert (sel[j*M +: M] == ref_onehot[j*M +: M]);
+        assert (32'(idx[j*IdxW +: IdxW]) < M);
+        assert (idx[j*IdxW +: IdxW] == meta_i[j*IdxW +: IdxW]);
       end
       for (int unsigned a = 0; a < N; a++) begin
         for (int unsigned b = a + 1; b < N; b++) begin
-          assert ((sel[a*M +: M] & sel[b*M +: M]) == '0);
+          assert (idx[a*IdxW +: IdxW] != idx[b*IdxW +: IdxW]);
         end
       end
     end else begin
       // (b)
       assert (!legal);
-      assert (sel == '0);
     end
   end
 

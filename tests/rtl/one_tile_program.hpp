@@ -2,7 +2,8 @@
 //
 // A hand-built program of one tile for nmsa_top (any configuration with AXI data width 64): the
 // host memory laid out exactly as docs/isa.md says, independently of the compiler in libnmsa.
-// The smoke and error tests start from it and break one thing at a time.
+// The smoke and error tests start from it and break one thing at a time. The tile is sparse, or
+// dense on a device without N:M support (CAP_ARRAY.SPARSE = 0).
 #pragma once
 
 #include <cstring>
@@ -27,6 +28,7 @@ struct OneTileProgram {
 
   int rows = 0, cols = 0, vectors = 0;
   NmPattern pattern;
+  bool sparse = true;
   MatrixI8 x, w;
   std::vector<Command> commands;  // LOAD epi, LOAD act, LOAD weights, COMPUTE, STORE
 
@@ -37,9 +39,11 @@ struct OneTileProgram {
     cols = static_cast<int>((cap & regs::CAP_ARRAY_COLS_MASK) >> regs::CAP_ARRAY_COLS_SHIFT);
     pattern.n = static_cast<int>((cap & regs::CAP_ARRAY_N_MASK) >> regs::CAP_ARRAY_N_SHIFT);
     pattern.m = static_cast<int>((cap & regs::CAP_ARRAY_M_MASK) >> regs::CAP_ARRAY_M_SHIFT);
-    const int k = rows * pattern.m;
+    sparse = (cap & regs::CAP_ARRAY_SPARSE_MASK) != 0;
+    const int k = rows * lanes();
     x = random_i8(vectors, k, rng);
-    w = prune_nm(random_i8(cols, k, rng), pattern);
+    w = random_i8(cols, k, rng);
+    if (sparse) w = prune_nm(w, pattern);
     write_memory(sim.memory());
 
     const auto entry_bytes = static_cast<std::uint16_t>(k);
@@ -51,6 +55,7 @@ struct OneTileProgram {
                                      record_bytes() * rows);
     load_wgt.push_next = true;
     Command compute = Command::compute(0, static_cast<std::uint16_t>(vectors), 0, 1, 0);
+    compute.dense = !sparse;
     compute.pop_prev = true;
     compute.push_next = true;
     Command store = Command::store(0, static_cast<std::uint16_t>(vectors), 0, kOutBase,
@@ -61,7 +66,8 @@ struct OneTileProgram {
 
   std::uint16_t epi_bytes() const { return static_cast<std::uint16_t>(12 * cols); }
   std::uint16_t out_row_bytes() const { return static_cast<std::uint16_t>(4 * cols); }
-  int meta_bits() const { return pattern.meta_bits(); }
+  int lanes() const { return sparse ? pattern.m : pattern.n; }  // activations per PE row
+  int meta_bits() const { return sparse ? pattern.meta_bits() : 0; }  // per column in a record
   std::uint16_t record_bytes() const {
     const int payload_bits = cols * pattern.n * 8 + cols * meta_bits();
     return static_cast<std::uint16_t>((payload_bits + 63) / 64 * 8);
@@ -73,15 +79,17 @@ struct OneTileProgram {
   void write_memory(tb::AxiMemory& mem) const {
     mem.write_bytes(kActBase, reinterpret_cast<const std::uint8_t*>(x.data()),
                     static_cast<std::size_t>(x.size()));
-    const CompressedWeights cw = compress(w, pattern);
+    // Sparse: the compressed values and metadata; dense: the N weights of each PE as they are.
+    const CompressedWeights cw = sparse ? compress(w, pattern) : CompressedWeights{};
     for (int r = 0; r < rows; ++r) {
       std::vector<std::uint8_t> record(record_bytes(), 0);
       std::uint64_t meta = 0;
       for (int c = 0; c < cols; ++c) {
         for (int j = 0; j < pattern.n; ++j) {
-          record[c * pattern.n + j] = static_cast<std::uint8_t>(cw.values(c, r * pattern.n + j));
+          record[c * pattern.n + j] = static_cast<std::uint8_t>(
+              sparse ? cw.values(c, r * pattern.n + j) : w(c, r * pattern.n + j));
         }
-        meta |= std::uint64_t{cw.meta(c, r)} << (meta_bits() * c);
+        if (sparse) meta |= std::uint64_t{cw.meta(c, r)} << (meta_bits() * c);
       }
       for (int b = 0; b < (cols * meta_bits() + 7) / 8; ++b) {
         record[cols * pattern.n + b] = static_cast<std::uint8_t>(meta >> (8 * b));

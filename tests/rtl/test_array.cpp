@@ -1,8 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
 // nmsa_array for every named configuration: random GEMMs against the Eigen golden model in sparse
-// and dense mode, weight swap while streaming without bubbles, illegal metadata, and reset in the
-// middle of a run.
+// and dense mode (dense only on the dense-only array), weight swap while streaming without
+// bubbles, illegal metadata, and reset in the middle of a run.
 #include <random>
 
 #include <gtest/gtest.h>
@@ -27,6 +27,16 @@ class ArrayTest : public ::testing::TestWithParam<std::string> {
     rng_.seed(seed_);
   }
   const tb::ArrayGeometry& geometry() const { return sim_->geometry(); }
+  // The modes the array runs: both, or dense alone on the dense-only array.
+  std::vector<ArrayMode> modes() const {
+    if (geometry().sparse) return {ArrayMode::kSparse, ArrayMode::kDense};
+    return {ArrayMode::kDense};
+  }
+  // Its fastest mode, and weights for it.
+  ArrayMode native() const { return geometry().sparse ? ArrayMode::kSparse : ArrayMode::kDense; }
+  MatrixI8 weights_for(ArrayMode mode, const MatrixI8& w) const {
+    return mode == ArrayMode::kSparse ? prune_nm(w, geometry().pattern) : w;
+  }
 
   std::uint64_t seed_ = 1;
   std::unique_ptr<tb::ArraySim> sim_;
@@ -54,20 +64,17 @@ TEST_P(ArrayTest, RandomSparseAndDenseGemmsMatchGolden) {
     SCOPED_TRACE("iteration " + std::to_string(iter) + ": " + std::to_string(s.rows) + " x " +
                  std::to_string(s.k) + " x " + std::to_string(s.n_out));
     const MatrixI8 x = testing::random_i8(s.rows, s.k, rng_);
-    const MatrixI8 w = testing::random_i8(s.n_out, s.k, rng_);
-    const MatrixI8 w_sparse = prune_nm(w, g.pattern);
+    const MatrixI8 w_raw = testing::random_i8(s.n_out, s.k, rng_);
     ArrayGemmOptions options;
     options.seed = rng_();
     options.gap_probability = iter % 2 == 0 ? 0.0 : 0.3;
-
-    const auto sparse = tb::run_array_gemm(*sim_, x, w_sparse, ArrayMode::kSparse, options);
-    EXPECT_EQ(sparse.error_beats, 0u);
-    EXPECT_EQ(sparse.illegal_loads, 0u);
-    ASSERT_EQ(sparse.y, golden::gemm_i8(x, w_sparse)) << "sparse";
-
-    const auto dense = tb::run_array_gemm(*sim_, x, w, ArrayMode::kDense, options);
-    EXPECT_EQ(dense.error_beats, 0u);
-    ASSERT_EQ(dense.y, golden::gemm_i8(x, w)) << "dense";
+    for (const ArrayMode mode : modes()) {
+      const MatrixI8 w = weights_for(mode, w_raw);
+      const auto r = tb::run_array_gemm(*sim_, x, w, mode, options);
+      EXPECT_EQ(r.error_beats, 0u);
+      EXPECT_EQ(r.illegal_loads, 0u);
+      ASSERT_EQ(r.y, golden::gemm_i8(x, w)) << tb::to_string(mode);
+    }
   }
 }
 
@@ -75,10 +82,11 @@ TEST_P(ArrayTest, ExtremeOperandsAccumulateExactly) {
   const tb::ArrayGeometry& g = geometry();
   const Eigen::Index k = 4 * g.chunk_k(false);
   const MatrixI8 x = MatrixI8::Constant(5, k, -128);
-  const MatrixI8 w = prune_nm(MatrixI8::Constant(g.cols + 1, k, -128), g.pattern);
-  const auto r = tb::run_array_gemm(*sim_, x, w, ArrayMode::kSparse);
+  const MatrixI8 w = weights_for(native(), MatrixI8::Constant(g.cols + 1, k, -128));
+  const auto r = tb::run_array_gemm(*sim_, x, w, native());
   ASSERT_EQ(r.y, golden::gemm_i8(x, w));
-  EXPECT_EQ(r.y(0, 0), k / g.pattern.m * g.pattern.n * 16384);
+  const Eigen::Index kept = g.sparse ? k / g.pattern.m * g.pattern.n : k;
+  EXPECT_EQ(r.y(0, 0), kept * 16384);
 }
 
 // The next tile's weights load into the idle bank while the current tile streams: once a tile
@@ -87,13 +95,12 @@ TEST_P(ArrayTest, ExtremeOperandsAccumulateExactly) {
 TEST_P(ArrayTest, WeightSwapWhileStreamingHasNoBubble) {
   SCOPED_TRACE(tb::seed_note(seed_));
   const tb::ArrayGeometry& g = geometry();
-  for (const ArrayMode mode : {ArrayMode::kSparse, ArrayMode::kDense}) {
+  for (const ArrayMode mode : modes()) {
     SCOPED_TRACE(tb::to_string(mode));
     const Eigen::Index rows = g.latency() + g.rows + 3;
     const Eigen::Index k = 3 * g.chunk_k(mode == ArrayMode::kDense);
     const MatrixI8 x = testing::random_i8(rows, k, rng_);
-    MatrixI8 w = testing::random_i8(2 * g.cols, k, rng_);
-    if (mode == ArrayMode::kSparse) w = prune_nm(w, g.pattern);
+    const MatrixI8 w = weights_for(mode, testing::random_i8(2 * g.cols, k, rng_));
     const auto r = tb::run_array_gemm(*sim_, x, w, mode);
     ASSERT_EQ(r.y, golden::gemm_i8(x, w));
     EXPECT_EQ(r.tiles, 6u);
@@ -114,6 +121,19 @@ TEST_P(ArrayTest, IllegalMetadataIsFlaggedAndNeverValid) {
   if (!illegal) {
     // N = 1: any single index is a legal code, so no load can be illegal.
     ASSERT_EQ(g.pattern.n, 1);
+    return;
+  }
+  if (!g.sparse) {
+    // The dense-only array has no metadata path: a code that is illegal for N:M changes nothing.
+    const Eigen::Index chunk = g.chunk_k(true);
+    const MatrixI8 x = testing::random_i8(2 * g.latency(), 3 * chunk, rng_);
+    const MatrixI8 w = testing::random_i8(g.cols, 3 * chunk, rng_);
+    ArrayGemmOptions options;
+    options.corrupt_meta = tb::MetaCorruption{1, g.rows - 1, g.cols / 2, *illegal};
+    const auto r = tb::run_array_gemm(*sim_, x, w, ArrayMode::kDense, options);
+    EXPECT_EQ(r.illegal_loads, 0u);
+    EXPECT_EQ(r.error_beats, 0u);
+    EXPECT_EQ(r.y, golden::gemm_i8(x, w));
     return;
   }
   const Eigen::Index chunk = g.chunk_k(false);
@@ -141,16 +161,16 @@ TEST_P(ArrayTest, ResetInTheMiddleThenCorrectRun) {
   const tb::ArrayGeometry& g = geometry();
   const Eigen::Index k = 2 * g.chunk_k(false);
   const MatrixI8 x = testing::random_i8(2 * g.latency(), k, rng_);
-  const MatrixI8 w = prune_nm(testing::random_i8(2 * g.cols, k, rng_), g.pattern);
+  const MatrixI8 w = weights_for(native(), testing::random_i8(2 * g.cols, k, rng_));
   ArrayGemmOptions stop_early;
   stop_early.stop_after_cycles = g.rows + static_cast<std::uint64_t>(x.rows()) + g.latency() / 2;
-  const auto partial = tb::run_array_gemm(*sim_, x, w, ArrayMode::kSparse, stop_early);
+  const auto partial = tb::run_array_gemm(*sim_, x, w, native(), stop_early);
   ASSERT_FALSE(partial.completed);
   sim_->reset();
   // After reset both banks count as unloaded: a beat that used one would come out as an error.
   EXPECT_FALSE(sim_->bank_busy(0));
   EXPECT_FALSE(sim_->bank_busy(1));
-  const auto r = tb::run_array_gemm(*sim_, x, w, ArrayMode::kSparse);
+  const auto r = tb::run_array_gemm(*sim_, x, w, native());
   EXPECT_EQ(r.error_beats, 0u);
   EXPECT_EQ(r.y, golden::gemm_i8(x, w));
 }

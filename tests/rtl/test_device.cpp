@@ -33,11 +33,11 @@ TEST_P(DeviceBackendsTest, RtlAndModelAgreeOnRandomPrograms) {
 
   auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int i = 0; i < 6; ++i) {
-    const int rows = pick(1, 40), k = pick(1, 4 * caps.sparse_chunk_k()), n = pick(1, 3 * caps.cols);
+    const int rows = pick(1, 40), k = pick(1, 4 * caps.act_entry_bytes()), n = pick(1, 3 * caps.cols);
     const MatrixI8 x = testing::random_i8(rows, k, rng);
     MatrixI8 w = testing::random_i8(n, k, rng);
     GemmOptions options;
-    options.mode = i % 2 == 0 ? GemmMode::SPARSE : GemmMode::DENSE;
+    options.mode = caps.sparse_supported && i % 2 == 0 ? GemmMode::SPARSE : GemmMode::DENSE;
     if (options.mode == GemmMode::SPARSE) {
       w = prune_nm_any_k(w, caps.pattern);
     }

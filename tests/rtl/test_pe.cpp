@@ -1,7 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
 // nmsa_pe standalone, for 2:4, 1:4 and 2:8: directed and random beats in sparse and dense mode,
-// extreme values over a long K, sparse groups, poison on illegal metadata, and bank switching.
+// extreme values over a long K, sparse groups, poison on illegal metadata, and bank switching,
+// through the PE's five-stage pipeline. The metadata is decoded as nmsa_array decodes it.
 #include <memory>
 #include <random>
 #include <vector>
@@ -19,10 +20,35 @@
 namespace nmsa {
 namespace {
 
-// Drives one PE cycle by cycle.
+// The select of each slot as nmsa_array decodes it for its PEs: the slot's position minus j
+// (slots can only hold positions j .. j + M - N), and whether the code is legal.
+struct DecodedGroup {
+  unsigned sel = 0;
+  bool legal = true;
+};
+
+DecodedGroup decode_for_pe(NmPattern p, bool dense, std::uint8_t meta) {
+  DecodedGroup d;
+  if (dense) return d;  // slot j takes position j
+  d.legal = is_legal_group_meta(meta, p);
+  if (!d.legal) return d;
+  unsigned choices = static_cast<unsigned>(p.m - p.n + 1);
+  unsigned sel_w = 1;
+  while ((1u << sel_w) < choices) ++sel_w;
+  const auto idx = decode_group_meta(meta, p);
+  for (int j = 0; j < p.n; ++j) {
+    d.sel |= static_cast<unsigned>(idx[static_cast<std::size_t>(j)] - j) << (static_cast<unsigned>(j) * sel_w);
+  }
+  return d;
+}
+
+// Drives one PE cycle by cycle. A beat enters in one cycle and its partial sum from above is due
+// PeLatency - 1 cycles later, when the PE adds its own products; the sum leaves one cycle after.
 template <typename Model>
 class PeDriver {
  public:
+  static constexpr int kPeLatency = 5;  // nmsa_pkg::PeLatency
+
   PeDriver(NmPattern p, std::uint64_t seed)
       : p_(p), context_(tb::make_context(seed)), dut_(std::make_unique<Model>(context_.get(), "pe")) {
     idle();
@@ -32,22 +58,12 @@ class PeDriver {
   }
   ~PeDriver() { dut_->final(); }
 
-  // Loads one bank in one cycle; returns wload_illegal_o.
-  bool load(unsigned bank, bool dense, const std::vector<std::int8_t>& values, std::uint8_t meta) {
+  // Loads one bank in one cycle.
+  void load(unsigned bank, bool dense, const std::vector<std::int8_t>& values, std::uint8_t meta) {
     idle();
-    dut_->wload_en_i = 1;
-    dut_->wload_bank_i = bank;
-    dut_->wload_dense_i = dense;
-    for (int j = 0; j < p_.n; ++j) {
-      tb::put_bits(dut_->wload_val_i, 8u * static_cast<unsigned>(j), 8,
-                   static_cast<std::uint8_t>(values[static_cast<std::size_t>(j)]));
-    }
-    dut_->wload_meta_i = meta;
-    dut_->eval();
-    const bool illegal = dut_->wload_illegal_o != 0;
+    set_load(bank, dense, values, meta);
     tick();
     idle();
-    return illegal;
   }
 
   struct Out {
@@ -58,8 +74,9 @@ class PeDriver {
     std::uint64_t act;
   };
 
-  // Presents one beat (optionally also loading the other bank in the same cycle); returns the
-  // registered outputs after the clock edge.
+  // Presents one beat (optionally also loading the other bank in the same cycle), its partial
+  // sum from above when the PE adds it, and returns the activations passed right (one cycle
+  // later) and the partial sum passed down (PeLatency cycles later).
   Out beat(bool valid, unsigned bank, const std::vector<std::int8_t>& acts, std::int32_t psum_in,
            bool poison_in) {
     dut_->act_valid_i = valid;
@@ -68,37 +85,51 @@ class PeDriver {
       tb::put_bits(dut_->act_i, 8u * static_cast<unsigned>(m), 8,
                    static_cast<std::uint8_t>(acts[static_cast<std::size_t>(m)]));
     }
+    tick();
+    Out out{};
+    out.act_valid = dut_->act_valid_o != 0;
+    out.act_bank = dut_->act_bank_o != 0;
+    out.act = tb::get_bits(dut_->act_o, 0, 8u * static_cast<unsigned>(p_.m));
+    idle();
+    for (int c = 1; c < kPeLatency - 1; ++c) tick();
     dut_->psum_i = static_cast<std::uint32_t>(psum_in);
     dut_->psum_poison_i = poison_in;
     tick();
-    dut_->wload_en_i = 0;
-    return Out{static_cast<std::int32_t>(dut_->psum_o), dut_->psum_poison_o != 0,
-               dut_->act_valid_o != 0, dut_->act_bank_o != 0,
-               tb::get_bits(dut_->act_o, 0, 8u * static_cast<unsigned>(p_.m))};
+    out.psum = static_cast<std::int32_t>(dut_->psum_o);
+    out.poison = dut_->psum_poison_o != 0;
+    idle();
+    return out;
   }
 
   // Sets up a load of `bank` to happen in the next beat's cycle.
   void load_during_next_beat(unsigned bank, const std::vector<std::int8_t>& values,
                              std::uint8_t meta) {
+    set_load(bank, false, values, meta);
+  }
+
+ private:
+  void set_load(unsigned bank, bool dense, const std::vector<std::int8_t>& values,
+                std::uint8_t meta) {
+    const DecodedGroup d = decode_for_pe(p_, dense, meta);
     dut_->wload_en_i = 1;
     dut_->wload_bank_i = bank;
-    dut_->wload_dense_i = 0;
     for (int j = 0; j < p_.n; ++j) {
       tb::put_bits(dut_->wload_val_i, 8u * static_cast<unsigned>(j), 8,
                    static_cast<std::uint8_t>(values[static_cast<std::size_t>(j)]));
     }
-    dut_->wload_meta_i = meta;
+    dut_->wload_sel_i = d.sel;
+    dut_->wload_legal_i = d.legal;
   }
 
- private:
   void idle() {
     dut_->wload_en_i = 0;
     dut_->wload_bank_i = 0;
-    dut_->wload_dense_i = 0;
     dut_->wload_val_i = 0;
-    dut_->wload_meta_i = 0;
+    dut_->wload_sel_i = 0;
+    dut_->wload_legal_i = 0;
     dut_->act_valid_i = 0;
     dut_->act_bank_i = 0;
+    dut_->act_i = 0;
     dut_->psum_i = 0;
     dut_->psum_poison_i = 0;
   }
@@ -167,7 +198,7 @@ TYPED_TEST(PeTest, DirectedSparseBeat) {
     values.push_back(static_cast<std::int8_t>(3 + j));
   }
   const std::uint8_t meta = encode_group_meta(positions, p);
-  EXPECT_FALSE(pe.load(0, false, values, meta));
+  pe.load(0, false, values, meta);
   std::vector<std::int8_t> acts;
   for (int m = 0; m < p.m; ++m) acts.push_back(static_cast<std::int8_t>(10 * (m + 1)));
   const auto out = pe.beat(true, 0, acts, 1000, false);
@@ -191,7 +222,7 @@ TYPED_TEST(PeTest, RandomBeatsBothModes) {
     // Dense mode ignores metadata: feed an arbitrary (often illegal) code.
     const std::uint8_t meta = dense ? static_cast<std::uint8_t>(rng() & ((1u << p.meta_bits()) - 1))
                                     : random_legal_meta(p, rng);
-    ASSERT_FALSE(pe.load(bank, dense, values, meta));
+    pe.load(bank, dense, values, meta);
     for (int b = 0; b < 8; ++b) {
       const auto acts = random_vec(p.m, rng);
       const auto psum_in = static_cast<std::int32_t>(rng());
@@ -218,7 +249,7 @@ TYPED_TEST(PeTest, ExtremeValuesOverLongK) {
   const std::vector<std::int8_t> values(static_cast<std::size_t>(p.n), -128);
   std::vector<int> positions;
   for (int j = 0; j < p.n; ++j) positions.push_back(j);
-  ASSERT_FALSE(pe.load(1, false, values, encode_group_meta(positions, p)));
+  pe.load(1, false, values, encode_group_meta(positions, p));
   const std::vector<std::int8_t> acts(static_cast<std::size_t>(p.m), -128);
   std::int32_t psum = 0;
   const int beats = 65535;
@@ -245,7 +276,7 @@ TYPED_TEST(PeTest, GroupsWithFewerNonzerosAndAllZero) {
       }
       const CompressedWeights c = compress(w, p);
       std::vector<std::int8_t> values(c.values.data(), c.values.data() + p.n);
-      ASSERT_FALSE(pe.load(0, false, values, c.meta(0, 0)));
+      pe.load(0, false, values, c.meta(0, 0));
       const auto acts = random_vec(p.m, rng);
       std::int32_t want = 0;
       for (int m = 0; m < p.m; ++m) want += int{w(0, m)} * int{acts[static_cast<std::size_t>(m)]};
@@ -264,7 +295,7 @@ TYPED_TEST(PeTest, IllegalMetadataPoisonsOnlyValidBeatsOfThatBank) {
   EXPECT_TRUE(pe.beat(true, 1, acts, 0, false).poison);
   std::vector<int> positions;
   for (int j = 0; j < p.n; ++j) positions.push_back(j);
-  ASSERT_FALSE(pe.load(0, false, values, encode_group_meta(positions, p)));
+  pe.load(0, false, values, encode_group_meta(positions, p));
   EXPECT_FALSE(pe.beat(true, 0, acts, 0, false).poison);
   // Poison from above passes through.
   EXPECT_TRUE(pe.beat(true, 0, acts, 0, true).poison);
@@ -284,11 +315,11 @@ TYPED_TEST(PeTest, IllegalMetadataPoisonsOnlyValidBeatsOfThatBank) {
     EXPECT_EQ(p.n, 1);
     return;
   }
-  EXPECT_TRUE(pe.load(1, false, values, illegal));
+  pe.load(1, false, values, illegal);
   EXPECT_TRUE(pe.beat(true, 1, acts, 0, false).poison);
   EXPECT_FALSE(pe.beat(true, 0, acts, 0, false).poison);
   // Reloading the bank legally clears its poison.
-  EXPECT_FALSE(pe.load(1, false, values, encode_group_meta(positions, p)));
+  pe.load(1, false, values, encode_group_meta(positions, p));
   EXPECT_FALSE(pe.beat(true, 1, acts, 0, false).poison);
 }
 
@@ -300,7 +331,7 @@ TYPED_TEST(PeTest, LoadingOneBankDoesNotDisturbTheOther) {
   PeDriver<typename TypeParam::Model> pe(p, seed);
   std::vector<std::int8_t> values[2] = {random_vec(p.n, rng), random_vec(p.n, rng)};
   std::uint8_t meta[2] = {random_legal_meta(p, rng), random_legal_meta(p, rng)};
-  ASSERT_FALSE(pe.load(0, false, values[0], meta[0]));
+  pe.load(0, false, values[0], meta[0]);
   for (int k = 0; k < 50; ++k) {
     const unsigned busy = static_cast<unsigned>(k) % 2;
     const unsigned loading = 1 - busy;

@@ -5,6 +5,7 @@
 // stays clean, and that a normal run succeeds after a soft reset.
 #include <gtest/gtest.h>
 
+#include "nmsa/device_caps.hpp"
 #include "nmsa/tb/sim_context.hpp"
 #include "one_tile_program.hpp"
 #include "top_fixture.hpp"
@@ -71,7 +72,19 @@ class TopErrorTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<OneTileProgram> program_;
 };
 
-TEST_P(TopErrorTest, IllegalMetadata) {
+// The configurations whose array has N:M support, and those without.
+std::vector<std::string> top_configs_with_sparse(bool sparse) {
+  std::vector<std::string> out;
+  for (const std::string& name : tb::top_config_names()) {
+    if (DeviceCaps::named(name).sparse_supported == sparse) out.push_back(name);
+  }
+  return out;
+}
+
+class TopSparseErrorTest : public TopErrorTest {};
+class TopDenseOnlyErrorTest : public TopErrorTest {};
+
+TEST_P(TopSparseErrorTest, IllegalMetadata) {
   std::uint8_t illegal = 0;  // 2:4: 0b0000 (idx_lo == idx_hi) is illegal
   ASSERT_FALSE(is_legal_group_meta(illegal, program_->pattern));
   program_->set_meta(sim_->memory(), program_->rows - 1, program_->cols - 1, illegal);
@@ -189,7 +202,25 @@ TEST_P(TopErrorTest, SoftResetWhileRunning) {
   EXPECT_EQ(sim_->protocol_report(), "");
 }
 
+// A sparse COMPUTE is an opcode the dense-only array does not execute: refused before it runs.
+TEST_P(TopDenseOnlyErrorTest, SparseComputeIsBadOpcode) {
+  ASSERT_FALSE(program_->sparse);
+  auto cmds = program_->commands;
+  cmds[3].dense = false;
+  program_->clear_output(sim_->memory());
+  const std::uint32_t status = program_->run(*sim_, cmds);
+  EXPECT_EQ(sim_->read_counter(r::TILES_SPARSE_LO_OFFSET), 0u);
+  EXPECT_EQ(sim_->memory().read_bytes(OneTileProgram::kOutBase, 1)[0], 0xEE);
+  expect_error_then_recovery(status, 4, 3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, TopErrorTest, ::testing::ValuesIn(tb::top_config_names()),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Configs, TopSparseErrorTest,
+                         ::testing::ValuesIn(top_configs_with_sparse(true)),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Configs, TopDenseOnlyErrorTest,
+                         ::testing::ValuesIn(top_configs_with_sparse(false)),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -254,6 +254,7 @@ TEST(GemmOnModel, WiderBusAndOddColumnCounts) {
   narrow.axi_data_w = 32;
   DeviceCaps six = DeviceCaps::named("small");  // INT8 rows of 6 bytes: padded to 8 per block
   six.cols = 6;
+  six.epi_lanes = 2;
   for (const DeviceCaps& caps : {wide, narrow, six}) {
     for (const bool int8 : {false, true}) {
       const MatrixI8 x = testing::random_i8(29, 150, rng);

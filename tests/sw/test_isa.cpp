@@ -190,7 +190,9 @@ TEST(DeviceCaps, DerivedSizesOfTheNamedConfigurations) {
   EXPECT_EQ(d.weight_meta_bytes(), 4);
   EXPECT_EQ(d.weight_record_bytes(), 24);
   EXPECT_EQ(d.epi_entry_bytes(), 96);
-  EXPECT_EQ(d.latency(), 15);
+  EXPECT_EQ(d.latency(), 19);  // ROWS + COLS + PeLatency - 2
+  EXPECT_EQ(d.epi_groups(), 2);
+  EXPECT_EQ(d.store_rows, 8);
   const DeviceCaps s = DeviceCaps::named("small");
   EXPECT_EQ(s.act_entry_bytes(), 16);
   EXPECT_EQ(s.weight_record_bytes(), 16);  // 8 values + 2 metadata bytes, padded to 8
@@ -216,7 +218,7 @@ TEST(DeviceCaps, NamedConfigurationsMatchRtlConfigsJson) {
   text << in.rdbuf();
   const std::string json = text.str();
   int compared = 0;
-  for (const char* name : {"small", "default", "large", "small_1of4", "small_2of8"}) {
+  for (const char* name : {"small", "default", "large", "small_1of4", "small_2of8", "dense_only"}) {
     const std::regex entry(std::string("\"") + name + "\"\\s*:\\s*\\{([^}]*)\\}");
     std::smatch m;
     if (!std::regex_search(json, m, entry)) {
@@ -244,6 +246,8 @@ TEST(DeviceCaps, NamedConfigurationsMatchRtlConfigsJson) {
     EXPECT_EQ(v["wgt_records"], static_cast<long>(c.wgt_records));
     EXPECT_EQ(v["epi_entries"], static_cast<long>(c.epi_entries));
     EXPECT_EQ(v["acc_entries"], static_cast<long>(c.acc_entries));
+    EXPECT_EQ(v["sparse"], c.sparse_supported ? 1 : 0);
+    EXPECT_EQ(v["epi_lanes"], c.epi_lanes);
     ++compared;
   }
   std::cout << "[ configs  ] " << compared << " configurations with capacities compared with "
@@ -269,6 +273,12 @@ FakeRegisters registers_of(int rows, int cols, int n, int m, int axi, std::uint3
   r.values[regs::CAP_WGT_RECORDS_OFFSET] = wgt;
   r.values[regs::CAP_EPI_ENTRIES_OFFSET] = epi;
   r.values[regs::CAP_ACC_ENTRIES_OFFSET] = acc;
+  // Structure: queues 8, chunks of 8, 2 chunks, 4 pending loads; bursts of 16, 16 in flight,
+  // 8 read requests; array latency ROWS + COLS + 3, 4 epilogue lanes, latency 7, 8 store rows.
+  r.values[regs::CAP_QUEUES_OFFSET] = 8u | 8u << 8 | 2u << 16 | 4u << 24;
+  r.values[regs::CAP_DMA_OFFSET] = 16u | 16u << 16 | 8u << 24;
+  r.values[regs::CAP_PIPELINE_OFFSET] =
+      static_cast<std::uint32_t>(rows + cols + 3) | 4u << 8 | 7u << 16 | 8u << 24;
   return r;
 }
 
@@ -286,6 +296,35 @@ TEST(DeviceCaps, FromRegistersReadsEveryField) {
   EXPECT_EQ(c.acc_entries, 4096u);
   EXPECT_TRUE(c.sparse_supported);
   EXPECT_EQ(c.weight_record_bytes(), 32);  // 16 values + 6 metadata bytes, padded to 16
+  EXPECT_EQ(c.queue_depth, 8);
+  EXPECT_EQ(c.fetch_chunk, 8);
+  EXPECT_EQ(c.fetch_chunks, 2);
+  EXPECT_EQ(c.pending_loads, 4);
+  EXPECT_EQ(c.max_burst_beats, 16);
+  EXPECT_EQ(c.max_outstanding, 16);
+  EXPECT_EQ(c.read_requests, 8);
+  EXPECT_EQ(c.latency(), 27);
+  EXPECT_EQ(c.epi_lanes, 4);
+  EXPECT_EQ(c.epi_groups(), 2);
+  EXPECT_EQ(c.epi_latency, 7);
+  EXPECT_EQ(c.store_rows, 8);
+  // The inverse, for models of the device: every register reads back what it was built from.
+  for (const auto& [offset, value] : registers_of(16, 8, 2, 8, 128, 1000, 300, 40, 4096).values) {
+    EXPECT_EQ(capability_register(c, offset), value) << "offset " << offset;
+  }
+}
+
+TEST(DeviceCaps, DenseOnlyDeviceHasNoMetadataAndHalfEntries) {
+  FakeRegisters r = registers_of(8, 8, 2, 4, 64, 2048, 256, 64, 2048);
+  r.values[regs::CAP_ARRAY_OFFSET] &= ~regs::CAP_ARRAY_SPARSE_MASK;
+  const DeviceCaps c = from_registers(r);
+  EXPECT_FALSE(c.sparse_supported);
+  EXPECT_EQ(c.act_entry_bytes(), 16);  // ROWS * N
+  EXPECT_EQ(c.weight_meta_bytes(), 0);
+  EXPECT_EQ(c.weight_record_bytes(), 16);
+  EXPECT_EQ(c.dense_parts(), 1);
+  EXPECT_EQ(c.describe().find("2:4"), std::string::npos) << c.describe();
+  EXPECT_EQ(DeviceCaps::named("dense_only").describe(), c.describe());
 }
 
 TEST(DeviceCaps, FromRegistersRejectsNonsense) {

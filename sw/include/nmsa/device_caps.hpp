@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -33,20 +34,38 @@ struct DeviceCaps {
   // the DMA engines (rtl/dma, AddrW = 64). A host address range that does not fit is BAD_RANGE.
   int host_addr_bits = 64;
 
+  // --- Structure, for the cycle model (CAP_QUEUES, CAP_DMA, CAP_PIPELINE) ---
+  int queue_depth = 8;           // commands per engine queue
+  int fetch_chunk = 8;           // commands per command-fetch request
+  int fetch_chunks = 2;          // requests' worth of beats the fetch FIFO holds
+  int pending_loads = 4;         // LOADs with data outstanding
+  int max_burst_beats = 16;      // longest AXI4 burst of the DMA engines
+  int max_outstanding = 16;      // bursts in flight per DMA engine
+  int read_requests = 8;         // read requests with data outstanding
+  int array_latency = 18;        // cycles from a vector entering the array to its results
+  int epi_lanes = 4;             // output channels the epilogue takes per cycle
+  int epi_latency = 7;           // cycles through the epilogue
+  int store_rows = 8;            // finished rows the store engine buffers
+
   // --- Derived sizes (docs/isa.md, LOAD) ---
   int axi_bytes() const { return axi_data_w / 8; }
-  int latency() const { return rows + cols - 1; }           // array latency L
-  int act_entry_bytes() const { return rows * pattern.m; }  // one sparse beat
+  int latency() const { return array_latency; }  // array latency L
+  // Activations per PE row: M, or N on the dense-only array.
+  int lanes() const { return sparse_supported ? pattern.m : pattern.n; }
+  int act_entry_bytes() const { return rows * lanes(); }  // one sparse beat (or dense-only beat)
   int weight_value_bytes() const {
     return cols * pattern.n;
   }  // value of column c slot j at c*N + j
-  int weight_meta_bytes() const { return (cols * pattern.meta_bits() + 7) / 8; }
+  int weight_meta_bytes() const {
+    return sparse_supported ? (cols * pattern.meta_bits() + 7) / 8 : 0;
+  }
   int weight_record_bytes() const {
     const int raw = weight_value_bytes() + weight_meta_bytes();
     return (raw + axi_bytes() - 1) / axi_bytes() * axi_bytes();
   }
   int epi_entry_bytes() const { return 12 * cols; }
-  int dense_parts() const { return pattern.m / pattern.n; }  // dense beats per entry
+  int dense_parts() const { return lanes() / pattern.n; }    // dense beats per entry
+  int epi_groups() const { return cols / epi_lanes; }       // epilogue cycles per output row
   int sparse_chunk_k() const { return rows * pattern.m; }    // K-positions per sparse tile
   int dense_chunk_k() const { return rows * pattern.n; }     // K-positions per dense tile
 
@@ -74,6 +93,10 @@ struct DeviceCaps {
 // Reads ID and the capability registers through `read_reg` (a byte offset in the CSR space) and
 // validates them. Throws std::invalid_argument on a wrong ID or on nonsense values.
 DeviceCaps from_registers(const std::function<std::uint32_t(std::uint32_t offset)>& read_reg);
+
+// The value a device with capabilities `c` shows in the ID, VERSION or capability register at
+// `offset` (the inverse of from_registers, for models of the device); nothing for other offsets.
+std::optional<std::uint32_t> capability_register(const DeviceCaps& c, std::uint32_t offset);
 
 // --- implementation ---------------------------------------------------------------------------
 
@@ -123,11 +146,28 @@ inline void DeviceCaps::validate() const {
          " cannot hold one tile of ROWS = " + std::to_string(rows) + " records");
   }
   if (host_addr_bits < 12 || host_addr_bits > 64) fail("host address width must be in [12, 64]");
+  if (epi_lanes < 1 || cols % epi_lanes != 0) {
+    fail("EPI_LANES = " + std::to_string(epi_lanes) + " must divide COLS");
+  }
+  if (array_latency < rows + cols - 1) {
+    fail("ARRAY_LATENCY = " + std::to_string(array_latency) + " is below ROWS + COLS - 1");
+  }
+  if (queue_depth < 1 || fetch_chunk < 1 || fetch_chunks < 1 || pending_loads < 1 ||
+      max_burst_beats < 1 || max_burst_beats > 256 || max_outstanding < 1 || read_requests < 1 ||
+      epi_latency < 1 || store_rows < 1) {
+    fail("a structural capability (CAP_QUEUES, CAP_DMA, CAP_PIPELINE) is out of range");
+  }
 }
 
 inline std::string DeviceCaps::describe() const {
   std::ostringstream s;
-  s << rows << 'x' << cols << ' ' << pattern.n << ':' << pattern.m << ", " << data_w << '/' << acc_w
+  s << rows << 'x' << cols << ' ';
+  if (sparse_supported) {
+    s << pattern.n << ':' << pattern.m;
+  } else {
+    s << "dense-only";
+  }
+  s << ", " << data_w << '/' << acc_w
     << " bit, AXI " << axi_data_w << ", act " << act_entries << " wgt " << wgt_records << " epi "
     << epi_entries << " acc " << acc_entries;
   return s.str();
@@ -144,6 +184,8 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
   //   small / small_1of4 / small_2of8: a quarter of the PEs, 256 / 64 / 16 / 256.
   //   large: 16 x 16 with the default buffers and 512 records (32 tiles of 40-byte records); its
   //     peak is 4x the default's on the same 64-bit bus, so large GEMMs are DMA-bound on it.
+  //   dense_only: default with the N:M support compiled out (same multipliers), the baseline
+  //     of the equal-area comparison (docs/fpga.md).
   DeviceCaps c;
   if (name == "small" || name == "small_1of4" || name == "small_2of8") {
     c.rows = 4;
@@ -157,6 +199,8 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
     c.acc_entries = 256;
   } else if (name == "default") {
     // the member defaults
+  } else if (name == "dense_only") {
+    c.sparse_supported = false;
   } else if (name == "large") {
     c.rows = 16;
     c.cols = 16;
@@ -164,10 +208,18 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
     c.wgt_records = 512;
     c.epi_entries = 64;
     c.acc_entries = 2048;
+    c.epi_lanes = 8;
   } else {
     throw std::invalid_argument("unknown device configuration '" + std::string(name) +
-                                "' (small, default, large, small_1of4, small_2of8)");
+                                "' (small, default, large, small_1of4, small_2of8, dense_only)");
   }
+  // Derived as nmsa_top derives them: ROWS + COLS + PeLatency - 2, and a row-FIFO credit for
+  // every row in flight through the epilogue, rounded up to a power of two.
+  c.array_latency = c.rows + c.cols + 3;
+  const int groups = c.cols / c.epi_lanes;
+  const int needed = (c.epi_latency + groups + 4) / groups + 2;
+  c.store_rows = 1;
+  while (c.store_rows < needed) c.store_rows *= 2;
   c.validate();
   return c;
 }
@@ -199,8 +251,63 @@ inline DeviceCaps from_registers(
   c.wgt_records = read_reg(regs::CAP_WGT_RECORDS_OFFSET) & regs::CAP_WGT_RECORDS_RECORDS_MASK;
   c.epi_entries = read_reg(regs::CAP_EPI_ENTRIES_OFFSET) & regs::CAP_EPI_ENTRIES_ENTRIES_MASK;
   c.acc_entries = read_reg(regs::CAP_ACC_ENTRIES_OFFSET) & regs::CAP_ACC_ENTRIES_ENTRIES_MASK;
+  const std::uint32_t queues = read_reg(regs::CAP_QUEUES_OFFSET);
+  c.queue_depth = get(queues, regs::CAP_QUEUES_QUEUE_DEPTH_MASK, regs::CAP_QUEUES_QUEUE_DEPTH_SHIFT);
+  c.fetch_chunk = get(queues, regs::CAP_QUEUES_FETCH_CHUNK_MASK, regs::CAP_QUEUES_FETCH_CHUNK_SHIFT);
+  c.fetch_chunks =
+      get(queues, regs::CAP_QUEUES_FETCH_CHUNKS_MASK, regs::CAP_QUEUES_FETCH_CHUNKS_SHIFT);
+  c.pending_loads =
+      get(queues, regs::CAP_QUEUES_PENDING_LOADS_MASK, regs::CAP_QUEUES_PENDING_LOADS_SHIFT);
+  const std::uint32_t dma = read_reg(regs::CAP_DMA_OFFSET);
+  c.max_burst_beats = get(dma, regs::CAP_DMA_MAX_BURST_MASK, regs::CAP_DMA_MAX_BURST_SHIFT);
+  c.max_outstanding =
+      get(dma, regs::CAP_DMA_MAX_OUTSTANDING_MASK, regs::CAP_DMA_MAX_OUTSTANDING_SHIFT);
+  c.read_requests = get(dma, regs::CAP_DMA_READ_REQUESTS_MASK, regs::CAP_DMA_READ_REQUESTS_SHIFT);
+  const std::uint32_t pipe = read_reg(regs::CAP_PIPELINE_OFFSET);
+  c.array_latency =
+      get(pipe, regs::CAP_PIPELINE_ARRAY_LATENCY_MASK, regs::CAP_PIPELINE_ARRAY_LATENCY_SHIFT);
+  c.epi_lanes = get(pipe, regs::CAP_PIPELINE_EPI_LANES_MASK, regs::CAP_PIPELINE_EPI_LANES_SHIFT);
+  c.epi_latency =
+      get(pipe, regs::CAP_PIPELINE_EPI_LATENCY_MASK, regs::CAP_PIPELINE_EPI_LATENCY_SHIFT);
+  c.store_rows = get(pipe, regs::CAP_PIPELINE_STORE_ROWS_MASK, regs::CAP_PIPELINE_STORE_ROWS_SHIFT);
   c.validate();
   return c;
+}
+
+inline std::optional<std::uint32_t> capability_register(const DeviceCaps& c,
+                                                        std::uint32_t offset) {
+  namespace r = regs;
+  auto u = [](int v, std::uint32_t shift) { return static_cast<std::uint32_t>(v) << shift; };
+  switch (offset) {
+    case r::ID_OFFSET: return r::ID_RESET;
+    case r::VERSION_OFFSET: return r::VERSION_RESET;
+    case r::CAP_ARRAY_OFFSET:
+      return u(c.rows, r::CAP_ARRAY_ROWS_SHIFT) | u(c.cols, r::CAP_ARRAY_COLS_SHIFT) |
+             u(c.pattern.n, r::CAP_ARRAY_N_SHIFT) | u(c.pattern.m, r::CAP_ARRAY_M_SHIFT) |
+             (c.sparse_supported ? r::CAP_ARRAY_SPARSE_MASK : 0u);
+    case r::CAP_WIDTHS_OFFSET:
+      return u(c.data_w, r::CAP_WIDTHS_DATA_W_SHIFT) | u(c.acc_w, r::CAP_WIDTHS_ACC_W_SHIFT) |
+             u(c.axi_data_w, r::CAP_WIDTHS_AXI_DATA_W_SHIFT);
+    case r::CAP_ACT_ENTRIES_OFFSET: return c.act_entries;
+    case r::CAP_WGT_RECORDS_OFFSET: return c.wgt_records;
+    case r::CAP_EPI_ENTRIES_OFFSET: return c.epi_entries;
+    case r::CAP_ACC_ENTRIES_OFFSET: return c.acc_entries;
+    case r::CAP_QUEUES_OFFSET:
+      return u(c.queue_depth, r::CAP_QUEUES_QUEUE_DEPTH_SHIFT) |
+             u(c.fetch_chunk, r::CAP_QUEUES_FETCH_CHUNK_SHIFT) |
+             u(c.fetch_chunks, r::CAP_QUEUES_FETCH_CHUNKS_SHIFT) |
+             u(c.pending_loads, r::CAP_QUEUES_PENDING_LOADS_SHIFT);
+    case r::CAP_DMA_OFFSET:
+      return u(c.max_burst_beats, r::CAP_DMA_MAX_BURST_SHIFT) |
+             u(c.max_outstanding, r::CAP_DMA_MAX_OUTSTANDING_SHIFT) |
+             u(c.read_requests, r::CAP_DMA_READ_REQUESTS_SHIFT);
+    case r::CAP_PIPELINE_OFFSET:
+      return u(c.array_latency, r::CAP_PIPELINE_ARRAY_LATENCY_SHIFT) |
+             u(c.epi_lanes, r::CAP_PIPELINE_EPI_LANES_SHIFT) |
+             u(c.epi_latency, r::CAP_PIPELINE_EPI_LATENCY_SHIFT) |
+             u(c.store_rows, r::CAP_PIPELINE_STORE_ROWS_SHIFT);
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace nmsa

@@ -56,8 +56,8 @@ struct TilingPlan {
   bool operator==(const TilingPlan& o) const;
 };
 
-// Parameters of the cycle model (predict_cycles): the host memory, then the device's structure
-// (the defaults are those of rtl/; the array geometry and bus width come from DeviceCaps).
+// The host memory the cycle model (predict_cycles) assumes. The device's structure (queue
+// depths, bursts in flight, pipeline depths) comes from DeviceCaps, i.e. its capability registers.
 struct PerfModelParams {
   // Host memory.
   // Bandwidth in bytes per cycle, shared by reads and writes as in tb::AxiMemoryConfig (a token
@@ -66,15 +66,6 @@ struct PerfModelParams {
   double dma_bytes_per_cycle = 0;
   int dma_read_latency = 24;   // cycles from a read burst's AR handshake to its first beat
   int dma_write_latency = 16;  // cycles from a burst's last write beat to its response
-  // Device.
-  int max_burst_beats = 16;          // MaxBurstBeats of both DMA engines
-  int max_read_bursts = 16;          // read bursts in flight (MaxOutstanding)
-  int max_write_bursts = 16;         // write bursts awaiting their response (MaxOutstanding)
-  int read_requests_in_flight = 8;   // read requests with data outstanding (owner FIFO)
-  int queue_depth = 8;               // commands per engine queue
-  int fetch_chunk_commands = 8;      // commands per command-fetch request (nmsa_cmd ChunkCmds)
-  int fetch_chunks = 2;              // chunks the command beat FIFO holds
-  int pending_loads = 4;             // LOADs requested and waiting for data (nmsa_load PendDepth)
 };
 
 struct GemmOptions {

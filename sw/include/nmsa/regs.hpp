@@ -39,7 +39,7 @@ constexpr std::uint32_t ID_ID_RESET = 0x4E4D5341;
 
 // VERSION (ro)
 constexpr std::uint32_t VERSION_OFFSET = 0x004;
-constexpr std::uint32_t VERSION_RESET = 0x00000100;
+constexpr std::uint32_t VERSION_RESET = 0x00000200;
 constexpr std::uint32_t VERSION_PATCH_SHIFT = 0;
 constexpr std::uint32_t VERSION_PATCH_WIDTH = 8;
 constexpr std::uint32_t VERSION_PATCH_MASK = 0x000000FF;
@@ -47,7 +47,7 @@ constexpr std::uint32_t VERSION_PATCH_RESET = 0x0;
 constexpr std::uint32_t VERSION_MINOR_SHIFT = 8;
 constexpr std::uint32_t VERSION_MINOR_WIDTH = 8;
 constexpr std::uint32_t VERSION_MINOR_MASK = 0x0000FF00;
-constexpr std::uint32_t VERSION_MINOR_RESET = 0x1;
+constexpr std::uint32_t VERSION_MINOR_RESET = 0x2;
 constexpr std::uint32_t VERSION_MAJOR_SHIFT = 16;
 constexpr std::uint32_t VERSION_MAJOR_WIDTH = 8;
 constexpr std::uint32_t VERSION_MAJOR_MASK = 0x00FF0000;
@@ -70,7 +70,6 @@ constexpr std::uint32_t CAP_ARRAY_M_MASK = 0x00F00000;
 constexpr std::uint32_t CAP_ARRAY_SPARSE_SHIFT = 24;
 constexpr std::uint32_t CAP_ARRAY_SPARSE_WIDTH = 1;
 constexpr std::uint32_t CAP_ARRAY_SPARSE_MASK = 0x01000000;
-constexpr std::uint32_t CAP_ARRAY_SPARSE_RESET = 0x1;
 
 // CAP_WIDTHS (ro)
 constexpr std::uint32_t CAP_WIDTHS_OFFSET = 0x00C;
@@ -187,6 +186,48 @@ constexpr std::uint32_t CMD_COUNT_COUNT_SHIFT = 0;
 constexpr std::uint32_t CMD_COUNT_COUNT_WIDTH = 32;
 constexpr std::uint32_t CMD_COUNT_COUNT_MASK = 0xFFFFFFFF;
 constexpr std::uint32_t CMD_COUNT_COUNT_RESET = 0x0;
+
+// CAP_QUEUES (ro)
+constexpr std::uint32_t CAP_QUEUES_OFFSET = 0x040;
+constexpr std::uint32_t CAP_QUEUES_QUEUE_DEPTH_SHIFT = 0;
+constexpr std::uint32_t CAP_QUEUES_QUEUE_DEPTH_WIDTH = 8;
+constexpr std::uint32_t CAP_QUEUES_QUEUE_DEPTH_MASK = 0x000000FF;
+constexpr std::uint32_t CAP_QUEUES_FETCH_CHUNK_SHIFT = 8;
+constexpr std::uint32_t CAP_QUEUES_FETCH_CHUNK_WIDTH = 8;
+constexpr std::uint32_t CAP_QUEUES_FETCH_CHUNK_MASK = 0x0000FF00;
+constexpr std::uint32_t CAP_QUEUES_FETCH_CHUNKS_SHIFT = 16;
+constexpr std::uint32_t CAP_QUEUES_FETCH_CHUNKS_WIDTH = 8;
+constexpr std::uint32_t CAP_QUEUES_FETCH_CHUNKS_MASK = 0x00FF0000;
+constexpr std::uint32_t CAP_QUEUES_PENDING_LOADS_SHIFT = 24;
+constexpr std::uint32_t CAP_QUEUES_PENDING_LOADS_WIDTH = 8;
+constexpr std::uint32_t CAP_QUEUES_PENDING_LOADS_MASK = 0xFF000000;
+
+// CAP_DMA (ro)
+constexpr std::uint32_t CAP_DMA_OFFSET = 0x044;
+constexpr std::uint32_t CAP_DMA_MAX_BURST_SHIFT = 0;
+constexpr std::uint32_t CAP_DMA_MAX_BURST_WIDTH = 9;
+constexpr std::uint32_t CAP_DMA_MAX_BURST_MASK = 0x000001FF;
+constexpr std::uint32_t CAP_DMA_MAX_OUTSTANDING_SHIFT = 16;
+constexpr std::uint32_t CAP_DMA_MAX_OUTSTANDING_WIDTH = 8;
+constexpr std::uint32_t CAP_DMA_MAX_OUTSTANDING_MASK = 0x00FF0000;
+constexpr std::uint32_t CAP_DMA_READ_REQUESTS_SHIFT = 24;
+constexpr std::uint32_t CAP_DMA_READ_REQUESTS_WIDTH = 8;
+constexpr std::uint32_t CAP_DMA_READ_REQUESTS_MASK = 0xFF000000;
+
+// CAP_PIPELINE (ro)
+constexpr std::uint32_t CAP_PIPELINE_OFFSET = 0x048;
+constexpr std::uint32_t CAP_PIPELINE_ARRAY_LATENCY_SHIFT = 0;
+constexpr std::uint32_t CAP_PIPELINE_ARRAY_LATENCY_WIDTH = 8;
+constexpr std::uint32_t CAP_PIPELINE_ARRAY_LATENCY_MASK = 0x000000FF;
+constexpr std::uint32_t CAP_PIPELINE_EPI_LANES_SHIFT = 8;
+constexpr std::uint32_t CAP_PIPELINE_EPI_LANES_WIDTH = 8;
+constexpr std::uint32_t CAP_PIPELINE_EPI_LANES_MASK = 0x0000FF00;
+constexpr std::uint32_t CAP_PIPELINE_EPI_LATENCY_SHIFT = 16;
+constexpr std::uint32_t CAP_PIPELINE_EPI_LATENCY_WIDTH = 8;
+constexpr std::uint32_t CAP_PIPELINE_EPI_LATENCY_MASK = 0x00FF0000;
+constexpr std::uint32_t CAP_PIPELINE_STORE_ROWS_SHIFT = 24;
+constexpr std::uint32_t CAP_PIPELINE_STORE_ROWS_WIDTH = 8;
+constexpr std::uint32_t CAP_PIPELINE_STORE_ROWS_MASK = 0xFF000000;
 
 // Error codes of STATUS.ERR_CODE. Every error is sticky, stops the command stream cleanly (no
 // further command issued, outstanding AXI transactions complete, nothing reported as done), sets
@@ -313,16 +354,16 @@ struct CounterInfo {
 };
 
 // Every field, grouped by register in offset order, lsb first within a register.
-inline constexpr std::array<FieldInfo, 53> FIELDS{{
+inline constexpr std::array<FieldInfo, 64> FIELDS{{
     {"ID", 0, 32, 0xFFFFFFFF, Access::RO, 0x4E4D5341, false, ""},  // ID
     {"PATCH", 0, 8, 0x000000FF, Access::RO, 0x0, false, ""},  // VERSION
-    {"MINOR", 8, 8, 0x0000FF00, Access::RO, 0x1, false, ""},  // VERSION
+    {"MINOR", 8, 8, 0x0000FF00, Access::RO, 0x2, false, ""},  // VERSION
     {"MAJOR", 16, 8, 0x00FF0000, Access::RO, 0x0, false, ""},  // VERSION
     {"ROWS", 0, 8, 0x000000FF, Access::RO, 0x0, true, "Rows"},  // CAP_ARRAY
     {"COLS", 8, 8, 0x0000FF00, Access::RO, 0x0, true, "Cols"},  // CAP_ARRAY
     {"N", 16, 4, 0x000F0000, Access::RO, 0x0, true, "N"},  // CAP_ARRAY
     {"M", 20, 4, 0x00F00000, Access::RO, 0x0, true, "M"},  // CAP_ARRAY
-    {"SPARSE", 24, 1, 0x01000000, Access::RO, 0x1, false, ""},  // CAP_ARRAY
+    {"SPARSE", 24, 1, 0x01000000, Access::RO, 0x0, true, "Sparse"},  // CAP_ARRAY
     {"DATA_W", 0, 8, 0x000000FF, Access::RO, 0x0, true, "DataW"},  // CAP_WIDTHS
     {"ACC_W", 8, 8, 0x0000FF00, Access::RO, 0x0, true, "AccW"},  // CAP_WIDTHS
     {"AXI_DATA_W", 16, 8, 0x00FF0000, Access::RO, 0x0, true, "AxiDataW"},  // CAP_WIDTHS
@@ -343,6 +384,17 @@ inline constexpr std::array<FieldInfo, 53> FIELDS{{
     {"ADDR", 0, 32, 0xFFFFFFFF, Access::RW, 0x0, false, ""},  // CMD_BASE_LO
     {"ADDR", 0, 32, 0xFFFFFFFF, Access::RW, 0x0, false, ""},  // CMD_BASE_HI
     {"COUNT", 0, 32, 0xFFFFFFFF, Access::RW, 0x0, false, ""},  // CMD_COUNT
+    {"QUEUE_DEPTH", 0, 8, 0x000000FF, Access::RO, 0x0, true, "CmdQueueDepth"},  // CAP_QUEUES
+    {"FETCH_CHUNK", 8, 8, 0x0000FF00, Access::RO, 0x0, true, "FetchChunkCmds"},  // CAP_QUEUES
+    {"FETCH_CHUNKS", 16, 8, 0x00FF0000, Access::RO, 0x0, true, "FetchChunks"},  // CAP_QUEUES
+    {"PENDING_LOADS", 24, 8, 0xFF000000, Access::RO, 0x0, true, "PendingLoads"},  // CAP_QUEUES
+    {"MAX_BURST", 0, 9, 0x000001FF, Access::RO, 0x0, true, "MaxBurstBeats"},  // CAP_DMA
+    {"MAX_OUTSTANDING", 16, 8, 0x00FF0000, Access::RO, 0x0, true, "MaxOutstanding"},  // CAP_DMA
+    {"READ_REQUESTS", 24, 8, 0xFF000000, Access::RO, 0x0, true, "ReadRequests"},  // CAP_DMA
+    {"ARRAY_LATENCY", 0, 8, 0x000000FF, Access::RO, 0x0, true, "ArrayLatency"},  // CAP_PIPELINE
+    {"EPI_LANES", 8, 8, 0x0000FF00, Access::RO, 0x0, true, "EpiLanes"},  // CAP_PIPELINE
+    {"EPI_LATENCY", 16, 8, 0x00FF0000, Access::RO, 0x0, true, "EpiLatency"},  // CAP_PIPELINE
+    {"STORE_ROWS", 24, 8, 0xFF000000, Access::RO, 0x0, true, "StoreRowSlots"},  // CAP_PIPELINE
     {"VALUE", 0, 32, 0xFFFFFFFF, Access::RO, 0x0, false, ""},  // CYCLES_TOTAL_LO
     {"VALUE", 0, 32, 0xFFFFFFFF, Access::RO, 0x0, false, ""},  // CYCLES_TOTAL_HI
     {"VALUE", 0, 32, 0xFFFFFFFF, Access::RO, 0x0, false, ""},  // CYCLES_BUSY_LO
@@ -370,10 +422,10 @@ inline constexpr std::array<FieldInfo, 53> FIELDS{{
 }};
 
 // Every register, counters included, in offset order.
-inline constexpr std::array<RegisterInfo, 39> REGISTERS{{
+inline constexpr std::array<RegisterInfo, 42> REGISTERS{{
     {"ID", 0x000, Access::RO, 0x4E4D5341, false, 0, 1},
-    {"VERSION", 0x004, Access::RO, 0x00000100, false, 1, 3},
-    {"CAP_ARRAY", 0x008, Access::RO, 0x01000000, true, 4, 5},
+    {"VERSION", 0x004, Access::RO, 0x00000200, false, 1, 3},
+    {"CAP_ARRAY", 0x008, Access::RO, 0x00000000, true, 4, 5},
     {"CAP_WIDTHS", 0x00C, Access::RO, 0x00000000, true, 9, 3},
     {"CAP_ACT_ENTRIES", 0x010, Access::RO, 0x00000000, true, 12, 1},
     {"CAP_WGT_RECORDS", 0x014, Access::RO, 0x00000000, true, 13, 1},
@@ -386,30 +438,33 @@ inline constexpr std::array<RegisterInfo, 39> REGISTERS{{
     {"CMD_BASE_LO", 0x030, Access::RW, 0x00000000, false, 26, 1},
     {"CMD_BASE_HI", 0x034, Access::RW, 0x00000000, false, 27, 1},
     {"CMD_COUNT", 0x038, Access::RW, 0x00000000, false, 28, 1},
-    {"CYCLES_TOTAL_LO", 0x100, Access::RO, 0x00000000, false, 29, 1},
-    {"CYCLES_TOTAL_HI", 0x104, Access::RO, 0x00000000, false, 30, 1},
-    {"CYCLES_BUSY_LO", 0x108, Access::RO, 0x00000000, false, 31, 1},
-    {"CYCLES_BUSY_HI", 0x10C, Access::RO, 0x00000000, false, 32, 1},
-    {"CYCLES_COMPUTE_LO", 0x110, Access::RO, 0x00000000, false, 33, 1},
-    {"CYCLES_COMPUTE_HI", 0x114, Access::RO, 0x00000000, false, 34, 1},
-    {"CYCLES_DMA_STALL_LO", 0x118, Access::RO, 0x00000000, false, 35, 1},
-    {"CYCLES_DMA_STALL_HI", 0x11C, Access::RO, 0x00000000, false, 36, 1},
-    {"MACS_LO", 0x120, Access::RO, 0x00000000, false, 37, 1},
-    {"MACS_HI", 0x124, Access::RO, 0x00000000, false, 38, 1},
-    {"TILES_SPARSE_LO", 0x128, Access::RO, 0x00000000, false, 39, 1},
-    {"TILES_SPARSE_HI", 0x12C, Access::RO, 0x00000000, false, 40, 1},
-    {"TILES_DENSE_LO", 0x130, Access::RO, 0x00000000, false, 41, 1},
-    {"TILES_DENSE_HI", 0x134, Access::RO, 0x00000000, false, 42, 1},
-    {"DMA_RD_BYTES_LO", 0x138, Access::RO, 0x00000000, false, 43, 1},
-    {"DMA_RD_BYTES_HI", 0x13C, Access::RO, 0x00000000, false, 44, 1},
-    {"DMA_WR_BYTES_LO", 0x140, Access::RO, 0x00000000, false, 45, 1},
-    {"DMA_WR_BYTES_HI", 0x144, Access::RO, 0x00000000, false, 46, 1},
-    {"META_BYTES_LO", 0x148, Access::RO, 0x00000000, false, 47, 1},
-    {"META_BYTES_HI", 0x14C, Access::RO, 0x00000000, false, 48, 1},
-    {"ILLEGAL_META_LO", 0x150, Access::RO, 0x00000000, false, 49, 1},
-    {"ILLEGAL_META_HI", 0x154, Access::RO, 0x00000000, false, 50, 1},
-    {"AXI_ERRORS_LO", 0x158, Access::RO, 0x00000000, false, 51, 1},
-    {"AXI_ERRORS_HI", 0x15C, Access::RO, 0x00000000, false, 52, 1},
+    {"CAP_QUEUES", 0x040, Access::RO, 0x00000000, true, 29, 4},
+    {"CAP_DMA", 0x044, Access::RO, 0x00000000, true, 33, 3},
+    {"CAP_PIPELINE", 0x048, Access::RO, 0x00000000, true, 36, 4},
+    {"CYCLES_TOTAL_LO", 0x100, Access::RO, 0x00000000, false, 40, 1},
+    {"CYCLES_TOTAL_HI", 0x104, Access::RO, 0x00000000, false, 41, 1},
+    {"CYCLES_BUSY_LO", 0x108, Access::RO, 0x00000000, false, 42, 1},
+    {"CYCLES_BUSY_HI", 0x10C, Access::RO, 0x00000000, false, 43, 1},
+    {"CYCLES_COMPUTE_LO", 0x110, Access::RO, 0x00000000, false, 44, 1},
+    {"CYCLES_COMPUTE_HI", 0x114, Access::RO, 0x00000000, false, 45, 1},
+    {"CYCLES_DMA_STALL_LO", 0x118, Access::RO, 0x00000000, false, 46, 1},
+    {"CYCLES_DMA_STALL_HI", 0x11C, Access::RO, 0x00000000, false, 47, 1},
+    {"MACS_LO", 0x120, Access::RO, 0x00000000, false, 48, 1},
+    {"MACS_HI", 0x124, Access::RO, 0x00000000, false, 49, 1},
+    {"TILES_SPARSE_LO", 0x128, Access::RO, 0x00000000, false, 50, 1},
+    {"TILES_SPARSE_HI", 0x12C, Access::RO, 0x00000000, false, 51, 1},
+    {"TILES_DENSE_LO", 0x130, Access::RO, 0x00000000, false, 52, 1},
+    {"TILES_DENSE_HI", 0x134, Access::RO, 0x00000000, false, 53, 1},
+    {"DMA_RD_BYTES_LO", 0x138, Access::RO, 0x00000000, false, 54, 1},
+    {"DMA_RD_BYTES_HI", 0x13C, Access::RO, 0x00000000, false, 55, 1},
+    {"DMA_WR_BYTES_LO", 0x140, Access::RO, 0x00000000, false, 56, 1},
+    {"DMA_WR_BYTES_HI", 0x144, Access::RO, 0x00000000, false, 57, 1},
+    {"META_BYTES_LO", 0x148, Access::RO, 0x00000000, false, 58, 1},
+    {"META_BYTES_HI", 0x14C, Access::RO, 0x00000000, false, 59, 1},
+    {"ILLEGAL_META_LO", 0x150, Access::RO, 0x00000000, false, 60, 1},
+    {"ILLEGAL_META_HI", 0x154, Access::RO, 0x00000000, false, 61, 1},
+    {"AXI_ERRORS_LO", 0x158, Access::RO, 0x00000000, false, 62, 1},
+    {"AXI_ERRORS_HI", 0x15C, Access::RO, 0x00000000, false, 63, 1},
 }};
 
 inline constexpr std::array<CounterInfo, NUM_COUNTERS> COUNTERS{{

@@ -15,21 +15,27 @@
 namespace nmsa::tb {
 
 struct ArrayGeometry {
+  // Pipeline stages of one PE (nmsa_pkg::PeLatency; the array tests measure the latency).
+  static constexpr unsigned kPeLatency = 5;
+
   unsigned rows = 0;
   unsigned cols = 0;
   NmPattern pattern;
   unsigned data_w = 8;
   unsigned acc_w = 32;
+  bool sparse = true;  // false: the dense-only array (Sparse = 0)
 
   // Cycles from a beat entering to its partial sums leaving (docs/architecture.md).
-  unsigned latency() const { return rows + cols - 1; }
+  unsigned latency() const { return rows + cols + kPeLatency - 2; }
+  // Activation lanes per PE row: M, or N on the dense-only array.
+  unsigned lanes() const { return static_cast<unsigned>(sparse ? pattern.m : pattern.n); }
   // K-positions covered by one pass: Rows*M in sparse mode, Rows*N in dense mode.
   unsigned chunk_k(bool dense) const {
     return rows * static_cast<unsigned>(dense ? pattern.n : pattern.m);
   }
-  // Peak dense-equivalent MACs per cycle in sparse mode.
+  // Peak dense-equivalent MACs per cycle: in sparse mode, or dense on the dense-only array.
   std::uint64_t peak_macs_per_cycle() const {
-    return std::uint64_t{rows} * cols * static_cast<unsigned>(pattern.m);
+    return std::uint64_t{rows} * cols * static_cast<unsigned>(sparse ? pattern.m : pattern.n);
   }
 };
 
@@ -43,7 +49,7 @@ struct ArrayInputs {
   std::vector<std::uint8_t> wload_meta;  // [cols]: the metadata field of column c
   bool in_valid = false;
   bool in_bank = false;
-  std::vector<std::int8_t> in_act;       // [rows * M]: lane r*M + m
+  std::vector<std::int8_t> in_act;       // [rows * lanes]: lane r*lanes + l
 };
 
 // The array's outputs during one cycle (before its rising edge).
