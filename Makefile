@@ -5,7 +5,8 @@ BUILD_DIR ?= build
 JOBS      ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all deps configure build test sim lint synth-check bench demo waves clean
+.PHONY: all deps configure build test sim lint synth-check synth pnr fpga-report fpga-bench bench \
+        demo waves clean
 
 all: build
 
@@ -33,6 +34,23 @@ lint: deps
 
 synth-check: deps
 	bash scripts/synth_check.sh $(BUILD_DIR)/synth
+
+# FPGA flow (docs/fpga.md): TARGET=ecp5|ice40|generic, CONFIG=<name in rtl/configs.json>,
+# TOP=<module> (default nmsa_top), SEEDS=1,2,3 for place and route. Results go to
+# $(BUILD_DIR)/fpga/<target>-<config>[-<module>].json; fpga-report renders them all.
+TARGET ?= ecp5
+CONFIG ?= default
+TOP    ?= nmsa_top
+SEEDS  ?= 1,2,3
+synth: deps
+	python3 syn/fpga.py synth --target $(TARGET) --config $(CONFIG) --top $(TOP) --dir $(BUILD_DIR)/fpga
+
+pnr: deps
+	python3 syn/fpga.py pnr --target $(TARGET) --config $(CONFIG) --top $(TOP) --seeds $(SEEDS) \
+		--dir $(BUILD_DIR)/fpga
+
+fpga-report:
+	python3 syn/fpga.py report --dir $(BUILD_DIR)/fpga
 
 bench: build
 	@mkdir -p $(BUILD_DIR)/bench

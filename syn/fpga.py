@@ -141,13 +141,15 @@ def synth_script(target, top, params, files, out_json, which):
 
 
 def memory_mappings(log_text):
-    """(memory, mapping) for every memory Yosys mapped: 0.70's memory_libmap lines, and
-    0.23's memory_bram / memory_map lines."""
+    """(memory, mapping) for every memory Yosys mapped: Yosys 0.70's memory_libmap lines, or
+    0.23's memory_bram / memory_map lines when there are none of those."""
     maps = []
     for m in re.finditer(r"^mapping memory (\S+) via (\S+)", log_text, re.M):
         maps.append((m.group(1), m.group(2)))
     for m in re.finditer(r"^using FF mapping for memory (\S+)", log_text, re.M):
         maps.append((m.group(1), "flip-flops"))
+    if maps or "MEMORY_LIBMAP" in log_text:
+        return maps
     for m in re.finditer(r"^Processing (\S+):\s*$\n(?:.*\n){0,40}?\s*Mapping to bram type (\S+)",
                          log_text, re.M):
         maps.append((m.group(1), m.group(2)))
