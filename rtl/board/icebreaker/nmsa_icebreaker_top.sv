@@ -1,8 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// iCEBreaker (iCE40UP5K, SG48): nmsa_board_core on the board's 12 MHz clock (from the FT2232H),
-// its UART on the FT2232H's second channel, the user button as reset, status on the red and
-// green LEDs and on LEDs 1-4 of the PMOD2 snap-off board. Pins: constraints/icebreaker.pcf.
+// iCEBreaker (iCE40UP5K, SG48): nmsa_board_core on the board's 12 MHz clock, its UART on the
+// FT2232H's serial channel, the user button as reset, status on the red and green LEDs and on
+// LEDs 1-4 of the PMOD2 snap-off board. Pins: constraints/icebreaker.pcf.
 // Build: make board BOARD=icebreaker (docs/fpga.md). The 128 KiB board memory is the UP5K's
 // four SPRAM blocks (yosys synth_ice40 -spram infers them from nmsa_sp_ram).
 `default_nettype none
@@ -40,24 +40,14 @@ module nmsa_icebreaker_top #(
     $error("nmsa_icebreaker_top: the baud rate must divide the clock frequency");
   end
 
-  // Power-on reset: flip-flops start at their initial values after configuration, so the core
-  // is held in reset for the first 15 cycles, and again while the button is pressed.
-  logic [3:0] por_d;
-  logic [3:0] por_q = '0;
-  logic       rst_n;
+  // Reset for the first cycles after configuration, and while the button is pressed.
+  logic rst_n;
 
-  assign por_d = &por_q ? por_q : por_q + 1'b1;
-
-  // The button is asynchronous to the clock: the core sees its release on a clock edge.
-  nmsa_reset_sync u_reset_sync (
+  nmsa_board_reset u_reset (
     .clk_i  (clk_12mhz_i),
-    .rst_ni (&por_q && btn_n_i),
+    .rst_ni (btn_n_i),
     .rst_no (rst_n)
   );
-
-  always_ff @(posedge clk_12mhz_i) begin
-    por_q <= por_d;
-  end
 
   logic [3:0] status;
 

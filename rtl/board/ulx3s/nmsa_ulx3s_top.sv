@@ -38,24 +38,14 @@ module nmsa_ulx3s_top #(
     $error("nmsa_ulx3s_top: the baud rate must divide the clock frequency");
   end
 
-  // Power-on reset: flip-flops start at their initial values after configuration, so the core
-  // is held in reset for the first 15 cycles, and again while FIRE1 is pressed.
-  logic [3:0] por_d;
-  logic [3:0] por_q = '0;
-  logic       rst_n;
+  // Reset for the first cycles after configuration, and while FIRE1 is pressed.
+  logic rst_n;
 
-  assign por_d = &por_q ? por_q : por_q + 1'b1;
-
-  // The button is asynchronous to the clock: the core sees its release on a clock edge.
-  nmsa_reset_sync u_reset_sync (
+  nmsa_board_reset u_reset (
     .clk_i  (clk_25mhz_i),
-    .rst_ni (&por_q && !btn_fire1_i),
+    .rst_ni (!btn_fire1_i),
     .rst_no (rst_n)
   );
-
-  always_ff @(posedge clk_25mhz_i) begin
-    por_q <= por_d;
-  end
 
   logic [3:0] status;
 
