@@ -172,9 +172,9 @@ while IFS= read -r line; do
 done < rtl/board/files.f
 for top_file in rtl/board/*/*_top.sv; do
   top="$(basename "$top_file" .sv)"
-  if ! yosys -q -l "$build_dir/$top.log" \
-         -p "read_verilog -sv ${files[*]} ${board_files[*]} $top_file; hierarchy -check -top $top; proc; check -assert" \
-         > "$build_dir/$top.out" 2>&1; then
+  script="read_verilog -sv ${files[*]} ${board_files[*]} $top_file;"
+  script+=" hierarchy -check -top $top; proc; check -assert"
+  if ! yosys -q -l "$build_dir/$top.log" -p "$script" > "$build_dir/$top.out" 2>&1; then
     echo "FAIL  Yosys 0.23 reads $top: see $build_dir/$top.log"
     grep -E 'ERROR|problems' "$build_dir/$top.log" | sed 's/^/      /' | tail -n 20
     exit 1

@@ -41,7 +41,9 @@ class SerialLink final : public ByteLink {
     }
     if (code == 0) {
       std::string known;
-      for (const BaudRate& r : kRates) known += (known.empty() ? "" : ", ") + std::to_string(r.rate);
+      for (const BaudRate& r : kRates) {
+        known += (known.empty() ? "" : ", ") + std::to_string(r.rate);
+      }
       throw LinkError(path_ + ": baud rate " + std::to_string(baud) +
                       " is not one termios knows (" + known + ")");
     }

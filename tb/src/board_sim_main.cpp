@@ -16,7 +16,8 @@
 
 int main(int argc, char** argv) {
   if (argc > 1) {
-    std::cerr << "usage: nmsa_board_sim   (the seed comes from NMSA_SEED; runs until stdin closes)\n";
+    std::cerr << "usage: nmsa_board_sim\n(the seed comes from NMSA_SEED; it runs until its "
+                 "standard input closes)\n";
     return 2;
   }
   try {

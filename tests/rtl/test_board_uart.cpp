@@ -48,7 +48,8 @@ class BoardUartTest : public ::testing::Test {
   struct RawClient {
     explicit RawClient(const tb::BoardSim& sim)
         : link(open_serial_link(sim.tty_path(), UART_DEFAULT_BAUD)),
-          client(*link, sim.spec(), bridge::BridgeTimeouts{UART_DEFAULT_BAUD, sim_options().response_timeout}) {
+          client(*link, sim.spec(),
+                 bridge::BridgeTimeouts{UART_DEFAULT_BAUD, sim_options().response_timeout}) {
       client.ping();
     }
     std::unique_ptr<ByteLink> link;
@@ -191,7 +192,8 @@ TEST_F(BoardUartTest, MemoryWindowThroughTheBridge) {
   EXPECT_EQ(raw.client.read_mem(at, data.size()), data);
   const std::uint64_t last = info.mem_base + info.mem_bytes - 8;
   raw.client.write_mem(last, data.data(), 8);
-  EXPECT_EQ(raw.client.read_mem(last, 8), std::vector<std::uint8_t>(data.begin(), data.begin() + 8));
+  EXPECT_EQ(raw.client.read_mem(last, 8),
+            std::vector<std::uint8_t>(data.begin(), data.begin() + 8));
 
   // Across the window's end and below its start: BAD_ADDR, nothing written.
   expect_throw_containing([&] { raw.client.read_mem(last, 16); },

@@ -61,7 +61,8 @@ std::map<std::string, unsigned> rtl_constants() {
   text << in.rdbuf();
   const std::string s = text.str();
   std::map<std::string, unsigned> out;
-  const std::regex re(R"(localparam\s+(?:logic\s*\[\d+:0\]|int unsigned)\s+(\w+)\s*=\s*(\d+)'[hd]([0-9A-Fa-f_]+))");
+  const std::regex re(
+      R"(localparam\s+(?:logic\s*\[\d+:0\]|int unsigned)\s+(\w+)\s*=\s*(\d+)'[hd]([0-9A-Fa-f_]+))");
   for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it) {
     const bool hex = s[static_cast<std::size_t>(it->position(3)) - 1] == 'h';
     std::string digits = (*it)[3];
