@@ -363,8 +363,8 @@ module nmsa_uart_bridge #(
       end
 
       StCsrRdData: begin
-        buf_wr_addr   = idx_q[BufAw:1];
-        buf_wr_data   = idx_q[0] ? {csr_r_data_i, word_q[31:0]} : {32'd0, csr_r_data_i};
+        buf_wr_addr = idx_q[BufAw:1];
+        buf_wr_data = idx_q[0] ? {csr_r_data_i, word_q[31:0]} : {32'd0, csr_r_data_i};
         if (csr_r_valid_i) begin
           status_d   = worse(status_q, bus_status(csr_r_resp_i));
           word_d     = {32'd0, csr_r_data_i};
@@ -384,8 +384,8 @@ module nmsa_uart_bridge #(
       end
 
       StCsrWrAddr: begin
-        aw_done_d      = aw_done_q || csr_aw_ready_i;
-        w_done_d       = w_done_q || csr_w_ready_i;
+        aw_done_d = aw_done_q || csr_aw_ready_i;
+        w_done_d  = w_done_q || csr_w_ready_i;
         if (aw_done_d && w_done_d) state_d = StCsrWrResp;
       end
 

@@ -72,6 +72,18 @@ class UartDevice final : public Device {
   HostMemory& memory() override { return memory_; }
 
   DeviceRun run(std::uint64_t address, std::uint32_t count, const ProgressFn& progress) override {
+    try {
+      return run_on_board(address, count, progress);
+    } catch (...) {
+      // A run cut short may have changed the memory behind the image's back (half an upload,
+      // stores never downloaded): forget the image, so the next run uploads everything.
+      std::fill(known_.begin(), known_.end(), false);
+      throw;
+    }
+  }
+
+ private:
+  DeviceRun run_on_board(std::uint64_t address, std::uint32_t count, const ProgressFn& progress) {
     soft_reset();
     upload();
     soft_reset();
@@ -90,8 +102,9 @@ class UartDevice final : public Device {
       if (elapsed > options_.run_timeout) {
         // Leave the board idle rather than running a stream nobody waits for.
         try {
-          write_reg(r::CTRL_OFFSET, r::CTRL_SOFT_RESET_MASK);
+          soft_reset();
         } catch (const LinkError&) {
+          // The timeout is the error to report; the next run starts with a soft reset anyway.
         }
         throw LinkError(name_ + ": the run of " + std::to_string(count) + " commands at " +
                         hex(address) + " was still busy after " +
@@ -121,7 +134,6 @@ class UartDevice final : public Device {
     return out;
   }
 
- private:
   void soft_reset() {
     write_reg(r::CTRL_OFFSET, r::CTRL_SOFT_RESET_MASK);
     // A soft reset waits for AXI transactions in flight, which the board memory answers within

@@ -15,6 +15,7 @@
 #include "nmsa/epilogue.hpp"
 #include "nmsa/gemm_program.hpp"
 #include "nmsa/golden.hpp"
+#include "nmsa/isa.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/board_sim.hpp"
 #include "nmsa/tb/rtl_device.hpp"
@@ -135,6 +136,40 @@ TEST_F(BoardUartTest, DeviceErrorsComeBackAsOnTheRtlBackend) {
   EXPECT_EQ(run.error, r::ErrCode::BAD_RANGE);
   EXPECT_EQ(run.error_index, 0u);
   EXPECT_EQ(board->read_reg(r::ERR_INFO_OFFSET), 0u);
+}
+
+TEST_F(BoardUartTest, RunOverItsTimeLimitIsStoppedAndReported) {
+  // 200 LOADs of the whole activation scratchpad: far longer than the first STATUS read.
+  {
+    UartDeviceOptions options = sim_options();
+    options.run_timeout = std::chrono::milliseconds(0);
+    auto board = make_uart_device(sim_.spec(), options);
+    const DeviceCaps caps = board->caps();
+    const auto bytes = static_cast<std::uint16_t>(caps.act_entry_bytes());
+    const auto rows = static_cast<std::uint16_t>(caps.act_entries);
+    const auto data = board->memory().alloc(std::uint64_t{rows} * bytes);
+    const auto cmds = board->memory().alloc(200 * isa::COMMAND_BYTES);
+    const auto load = encode(Command::load(LoadTarget::ACTIVATIONS, 0, rows, bytes, data, bytes));
+    for (std::uint64_t i = 0; i < 200; ++i) {
+      board->memory().write(cmds + i * isa::COMMAND_BYTES, load.data(), load.size());
+    }
+    expect_throw_containing([&] { board->run(cmds, 200); },
+                            Needles{sim_.spec(), "the run of 200 commands", "still busy after 0 ms",
+                                    "soft-reset"});
+    // The soft reset stopped the stream: idle, neither done nor in error.
+    EXPECT_EQ(board->read_reg(r::STATUS_OFFSET) &
+                  (r::STATUS_BUSY_MASK | r::STATUS_DONE_MASK | r::STATUS_ERROR_MASK),
+              0u);
+  }
+  // And the board runs the next program normally.
+  auto board = make_uart_device(sim_.spec(), sim_options());
+  std::mt19937_64 rng(seed_);
+  const MatrixI8 x = testing::random_i8(3, 16, rng);
+  const MatrixI8 w = prune_nm_any_k(testing::random_i8(4, 16, rng), board->caps().pattern);
+  const GemmProgram program(board->caps(), x, w, GemmOptions{}, board->memory());
+  const DeviceRun run = board->run(program.command_address(), program.command_count());
+  ASSERT_TRUE(run.ok()) << run.describe();
+  EXPECT_EQ(program.read_output(), golden::gemm_i8(x, w));
 }
 
 TEST_F(BoardUartTest, RegistersThroughTheBridge) {
