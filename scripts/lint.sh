@@ -20,23 +20,9 @@ for tool in verilator python3; do
   command -v "$tool" >/dev/null || { echo "lint.sh: '$tool' not found in PATH" >&2; exit 2; }
 done
 
-# read_list FILE: the entries of a file list, checked to exist, into the array `list`.
-read_list() {
-  list=()
-  local line
-  while IFS= read -r line; do
-    line="${line#"${line%%[![:space:]]*}"}"       # trim leading whitespace
-    line="${line%"${line##*[![:space:]]}"}"       # trim trailing whitespace
-    [[ -z "$line" || "$line" == //* ]] && continue
-    [[ -f "$line" ]] || { echo "lint.sh: $1 lists '$line', which does not exist" >&2; exit 2; }
-    list+=("$line")
-  done < "$1"
-  [[ ${#list[@]} -gt 0 ]] || { echo "lint.sh: $1 lists no files" >&2; exit 2; }
-}
-read_list rtl/files.f
-files=("${list[@]}")
-read_list rtl/board/files.f
-board_files=("${list[@]}")
+source scripts/file_list.sh
+read_file_list lint.sh rtl/files.f files
+read_file_list lint.sh rtl/board/files.f board_files
 
 waivers=()
 [[ -f rtl/lint.vlt ]] && waivers=(rtl/lint.vlt)

@@ -48,15 +48,9 @@ for tool in yosys python3; do
   command -v "$tool" >/dev/null || { echo "synth_check.sh: '$tool' not found in PATH" >&2; exit 2; }
 done
 
-files=()
-while IFS= read -r line; do
-  line="${line#"${line%%[![:space:]]*}"}"
-  line="${line%"${line##*[![:space:]]}"}"
-  [[ -z "$line" || "$line" == //* ]] && continue
-  [[ -f "$line" ]] || { echo "synth_check.sh: rtl/files.f lists '$line', which does not exist" >&2; exit 2; }
-  files+=("$line")
-done < rtl/files.f
-[[ ${#files[@]} -gt 0 ]] || { echo "synth_check.sh: rtl/files.f lists no files" >&2; exit 2; }
+source scripts/file_list.sh
+read_file_list synth_check.sh rtl/files.f files
+read_file_list synth_check.sh rtl/board/files.f board_files
 
 # "-set Rows 4 -set Cols 4 ..." for chparam, and a short description of the configuration.
 read -r desc chparams < <(python3 - "$config" <<'EOF'
@@ -163,13 +157,6 @@ EOF
 # ---------------------------------------------------------------------------------------------
 # The board RTL
 # ---------------------------------------------------------------------------------------------
-board_files=()
-while IFS= read -r line; do
-  line="${line#"${line%%[![:space:]]*}"}"
-  line="${line%"${line##*[![:space:]]}"}"
-  [[ -z "$line" || "$line" == //* ]] && continue
-  board_files+=("$line")
-done < rtl/board/files.f
 for top_file in rtl/board/*/*_top.sv; do
   top="$(basename "$top_file" .sv)"
   script="read_verilog -sv ${files[*]} ${board_files[*]} $top_file;"

@@ -59,16 +59,10 @@ out=build/board/$board
 mkdir -p "$out"
 
 # The RTL: the accelerator, the generic board files, the board's top.
-files=()
-for list in rtl/files.f rtl/board/files.f; do
-  while IFS= read -r line; do
-    line="${line#"${line%%[![:space:]]*}"}"
-    line="${line%"${line##*[![:space:]]}"}"
-    [[ -z "$line" || "$line" == //* ]] && continue
-    [[ -f "$line" ]] || { echo "board.sh: $list lists '$line', which does not exist" >&2; exit 2; }
-    files+=("$line")
-  done < "$list"
-done
+source scripts/file_list.sh
+read_file_list board.sh rtl/files.f files
+read_file_list board.sh rtl/board/files.f board_files
+files+=("${board_files[@]}")
 files+=("$top_file")
 
 # The configuration: its name and "-set Rows 4 -set Cols 4 ..." for chparam.
