@@ -139,6 +139,7 @@ TEST_F(BoardUartTest, DeviceErrorsComeBackAsOnTheRtlBackend) {
 }
 
 TEST_F(BoardUartTest, RunOverItsTimeLimitIsStoppedAndReported) {
+  SCOPED_TRACE(tb::seed_note(seed_));
   // 200 LOADs of the whole activation scratchpad: far longer than the first STATUS read.
   {
     UartDeviceOptions options = sim_options();
@@ -208,6 +209,7 @@ TEST_F(BoardUartTest, RegistersThroughTheBridge) {
 }
 
 TEST_F(BoardUartTest, MemoryWindowThroughTheBridge) {
+  SCOPED_TRACE(tb::seed_note(seed_));
   RawClient raw(sim_);
   const bridge::BridgeInfo& info = raw.client.info();
   const tb::BoardSimParams& params = tb::board_sim_params();
