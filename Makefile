@@ -5,8 +5,8 @@ BUILD_DIR ?= build
 JOBS      ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all deps configure build test sim lint synth-check synth pnr fpga-report fpga-bench bench \
-        demo waves clean
+.PHONY: all deps configure build test sim lint synth-check synth pnr fpga-report fpga-bench board \
+        bench demo waves clean
 
 all: build
 
@@ -51,6 +51,14 @@ pnr: deps
 
 fpga-report:
 	python3 syn/fpga.py report --dir $(BUILD_DIR)/fpga
+
+# A board's bitstream (docs/fpga.md): BOARD=ulx3s or icebreaker; CONFIG= a configuration of
+# rtl/configs.json (default: small on ULX3S, the smallest one on iCEBreaker). Output and the
+# summary (resources, Fmax) in build/board/$(BOARD).
+board: deps
+	@test -n "$(BOARD)" || { echo "usage: make board BOARD=ulx3s|icebreaker [CONFIG=name]"; exit 2; }
+	ALLOW_TIMING_FAIL=$(ALLOW_TIMING_FAIL) bash syn/board.sh $(BOARD) \
+		$(if $(filter command line,$(origin CONFIG)),$(CONFIG),)
 
 bench: build
 	@mkdir -p $(BUILD_DIR)/bench

@@ -5,9 +5,11 @@
 #
 # Every module in rtl/files.f is linted standalone as --top-module with its default parameters,
 # reading only the files.f entries up to and including its own file (files.f is in compile
-# order, so this also checks that every module's dependencies come before it). nmsa_array and
-# nmsa_top are linted again with the parameters of every configuration in rtl/configs.json, which
-# also elaborates everything below them with those parameters. One PASS/FAIL line per run; non-zero
+# order, so this also checks that every module's dependencies come before it); the modules of
+# rtl/board/files.f likewise after all of rtl/files.f, and each board's top
+# (rtl/board/<board>/*_top.sv) after both lists. nmsa_array and nmsa_top are linted again with
+# the parameters of every configuration in rtl/configs.json, which also elaborates everything
+# below them with those parameters. One PASS/FAIL line per run; non-zero
 # exit on any warning or error. Waivers, if one is ever unavoidable, go in rtl/lint.vlt (each
 # with a comment saying why); the file is passed to every run when it exists.
 set -euo pipefail
@@ -18,15 +20,9 @@ for tool in verilator python3; do
   command -v "$tool" >/dev/null || { echo "lint.sh: '$tool' not found in PATH" >&2; exit 2; }
 done
 
-files=()
-while IFS= read -r line; do
-  line="${line#"${line%%[![:space:]]*}"}"       # trim leading whitespace
-  line="${line%"${line##*[![:space:]]}"}"       # trim trailing whitespace
-  [[ -z "$line" || "$line" == //* ]] && continue
-  [[ -f "$line" ]] || { echo "lint.sh: rtl/files.f lists '$line', which does not exist" >&2; exit 2; }
-  files+=("$line")
-done < rtl/files.f
-[[ ${#files[@]} -gt 0 ]] || { echo "lint.sh: rtl/files.f lists no files" >&2; exit 2; }
+source scripts/file_list.sh
+read_file_list lint.sh rtl/files.f files
+read_file_list lint.sh rtl/board/files.f board_files
 
 waivers=()
 [[ -f rtl/lint.vlt ]] && waivers=(rtl/lint.vlt)
@@ -39,7 +35,7 @@ lint() {
   shift 3
   local out rc=0
   out="$(verilator --lint-only -Wall --top-module "$top" "$@" \
-           "${waivers[@]}" "${files[@]:0:$nfiles}" 2>&1)" || rc=$?
+           "${waivers[@]}" "${all_files[@]:0:$nfiles}" 2>&1)" || rc=$?
   if [[ $rc -eq 0 && -z "$out" ]]; then
     echo "PASS  lint $label"
   else
@@ -51,8 +47,9 @@ lint() {
 
 # Every module, standalone, default parameters.
 array_nfiles=0
-for i in "${!files[@]}"; do
-  f="${files[$i]}"
+all_files=("${files[@]}" "${board_files[@]}")
+for i in "${!all_files[@]}"; do
+  f="${all_files[$i]}"
   mods="$(sed -nE 's/^[[:space:]]*module[[:space:]]+([A-Za-z_][A-Za-z0-9_$]*).*/\1/p' "$f")"
   if [[ -z "$mods" ]]; then
     # A package (or include) is checked as part of every module that follows it.
@@ -64,6 +61,14 @@ for i in "${!files[@]}"; do
   done
 done
 [[ $array_nfiles -gt 0 ]] || { echo "lint.sh: no module nmsa_array in rtl/files.f" >&2; exit 2; }
+
+# The board tops, each after every generic file (they are in no list: each board build reads one).
+for top_file in rtl/board/*/*_top.sv; do
+  top="$(basename "$top_file" .sv)"
+  all_files+=("$top_file")
+  lint "$top" "$top" ${#all_files[@]}
+  unset 'all_files[${#all_files[@]}-1]'
+done
 
 # nmsa_array and nmsa_top with the parameters of every named configuration
 # (scripts/rtl_config.py turns a configuration into parameters).

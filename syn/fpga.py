@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import site
 import statistics
 import subprocess
 import sys
@@ -71,7 +72,9 @@ def run(cmd, log_path, timeout=None):
 
 
 def tool(name):
-    path = shutil.which(name)
+    # pip may have put the yowasp tools in the user's bin directory (scripts/setup.sh).
+    user_bin = os.path.join(site.getuserbase(), "bin")
+    path = shutil.which(name) or shutil.which(name, path=user_bin)
     if path is None:
         raise FlowError(f"'{name}' not found in PATH (scripts/setup.sh installs it)")
     return path

@@ -1,12 +1,14 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
 // nmsa: the command-line front end of libnmsa. Every subcommand talks to the device only through
-// nmsa::Device, backed by the Verilated RTL (--backend rtl) or the functional model (--backend
-// model). Exit codes: 0 success, 1 a result that does not match the golden model or a device
-// error, 2 bad input (with a message naming it).
+// nmsa::Device, backed by the Verilated RTL (--backend rtl), the functional model (--backend
+// model) or an FPGA board over its UART (--backend uart:/dev/ttyUSB0). Exit codes: 0 success,
+// 1 a result that does not match the golden model, a device error or a failure of the link to a
+// board, 2 bad input (with a message naming it).
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -28,6 +30,7 @@
 #include "nmsa/runtime.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/rtl_device.hpp"
+#include "nmsa/uart_device.hpp"
 #include "options.hpp"
 
 namespace {
@@ -37,11 +40,25 @@ using nmsa::cli::UsageError;
 
 std::unique_ptr<nmsa::Device> open_device(const Options& o) {
   const std::string backend = o.get("--backend", "rtl");
+  if (backend.rfind("uart:", 0) == 0) {
+    if (o.has("--config")) {
+      throw UsageError("--config does not apply to --backend " + backend +
+                       ": a board reports the configuration it was built with");
+    }
+    return nmsa::make_uart_device(backend);
+  }
   const std::string config = o.get("--config", "default");
   if (backend == "model") return nmsa::make_model_device(config);
   if (backend == "rtl") return nmsa::tb::make_rtl_device(config);
-  throw UsageError("--backend must be rtl or model, not '" + backend + "'");
+  throw UsageError("--backend must be rtl, model or uart:<device>[@<baud>], not '" + backend + "'");
 }
+
+// The help text of --backend and --config, shared by the commands that take them.
+const std::string kBackendHelp =
+    "  --backend  rtl: the Verilated accelerator (default); model: the functional model;\n"
+    "             uart:<device>[@<baud>]: an FPGA board on a serial port, e.g.\n"
+    "             uart:/dev/ttyUSB0 (1000000 baud unless given; docs/fpga.md)\n"
+    "  --config   named configuration of rtl/configs.json for rtl and model (default: default)\n";
 
 const char* kMainHelp =
     "usage: nmsa <command> [options]\n"
@@ -56,12 +73,10 @@ const char* kMainHelp =
     "\n"
     "Run 'nmsa <command> --help' for the options of a command.\n";
 
-const char* kInfoHelp =
-    "usage: nmsa info [--backend rtl|model] [--config NAME]\n"
+const std::string kInfoHelp =
+    "usage: nmsa info [--backend rtl|model|uart:DEVICE[@BAUD]] [--config NAME]\n"
     "\n"
-    "Prints the capability registers of the device.\n"
-    "  --backend  rtl: the Verilated accelerator (default); model: the functional model\n"
-    "  --config   named configuration of rtl/configs.json (default: default)\n";
+    "Prints the capability registers of the device.\n" + kBackendHelp;
 
 int cmd_info(const Options& o) {
   if (o.help()) {
@@ -85,20 +100,29 @@ int cmd_info(const Options& o) {
   std::printf("accumulators    %u rows of %d x INT%d\n", caps.acc_entries, caps.cols, caps.acc_w);
   std::printf("peak            %d dense-equivalent MACs per cycle (sparse), %d (dense)\n",
               caps.rows * caps.cols * caps.pattern.m, caps.rows * caps.cols * caps.pattern.n);
+  const nmsa::HostMemory& mem = dev->memory();
+  if (mem.alloc_limit() != std::numeric_limits<std::uint64_t>::max()) {
+    std::printf("memory window   %llu KiB at 0x%llx\n",
+                static_cast<unsigned long long>((mem.alloc_limit() - mem.alloc_base()) / 1024),
+                static_cast<unsigned long long>(mem.alloc_base()));
+  }
   return 0;
 }
 
-const char* kGemmHelp =
+const std::string kGemmHelp =
     "usage: nmsa gemm --m ROWS --k K --n N_OUT [--sparsity N:M] [--mode sparse|dense|both]\n"
-    "                 [--backend rtl|model] [--config NAME] [--seed S] [--json]\n"
+    "                 [--backend rtl|model|uart:DEVICE[@BAUD]] [--config NAME] [--seed S]\n"
+    "                 [--json]\n"
     "\n"
     "Runs Y = X * W^T with random INT8 X [m x k] and W [n x k] (pruned to N:M for sparse mode),\n"
     "checks Y bit-exactly against the Eigen golden model, and prints cycles, utilization, the\n"
     "effective speedup (dense cycles / sparse cycles, with --mode both) and the counters.\n"
     "  --sparsity  must be the device's pattern (default: the device's)\n"
     "  --mode      default: both\n"
-    "  --backend   rtl (default, cycle-accurate) or model (functional, no cycles)\n"
-    "  --json      one JSON object on stdout instead of the table\n";
+    "  --json      one JSON object on stdout instead of the table\n"
+    "The model has no clock: its figures are the compiler's predictions. On a board the cycles\n"
+    "are its CYCLES_BUSY counter (the run alone, without the UART traffic around it).\n" +
+    kBackendHelp;
 
 struct ModeResult {
   std::string mode;
@@ -169,16 +193,22 @@ int cmd_gemm(const Options& o) {
 
   namespace r = nmsa::regs;
   // The functional model has no clock: its figures come from the compiler's cycle prediction.
-  const bool measured = !results.empty() && results[0].run.cycles > 0;
-  auto cycles_of = [measured](const ModeResult& res) {
-    return static_cast<double>(measured ? res.run.cycles : res.predicted);
+  // A board's DeviceRun::cycles is CYCLES_TOTAL, which also counts the UART round trips around
+  // the run; its CYCLES_BUSY counter is the run alone.
+  const bool on_board = dev->name().rfind("uart:", 0) == 0;
+  auto run_cycles = [on_board](const nmsa::DeviceRun& run) {
+    return on_board ? run.counter(r::CYCLES_BUSY_LO_OFFSET) : run.cycles;
+  };
+  const bool measured = !results.empty() && run_cycles(results[0].run) > 0;
+  auto cycles_of = [&](const ModeResult& res) {
+    return static_cast<double>(measured ? run_cycles(res.run) : res.predicted);
   };
   const double peak = static_cast<double>(caps.rows) * caps.cols * caps.pattern.m;
   const double useful = static_cast<double>(m) * k * n;
   auto utilization = [&](const ModeResult& res) { return useful / (cycles_of(res) * peak); };
   const bool both = results.size() == 2;
   const double speedup = both ? cycles_of(results[1]) / cycles_of(results[0]) : 0.0;
-  const char* source = measured ? "rtl" : "predicted";
+  const char* source = !measured ? "predicted" : on_board ? "board" : "rtl";
   bool all_exact = true;
   for (const auto& res : results) all_exact = all_exact && res.exact;
 
@@ -195,7 +225,7 @@ int cmd_gemm(const Options& o) {
       const auto& res = results[i];
       js << (i ? ", " : "") << "{\"mode\": \"" << res.mode << "\", \"status\": \""
          << res.run.describe() << "\", \"bit_exact\": " << (res.exact ? "true" : "false")
-         << ", \"cycles\": " << res.run.cycles << ", \"predicted_cycles\": " << res.predicted
+         << ", \"cycles\": " << run_cycles(res.run) << ", \"predicted_cycles\": " << res.predicted
          << ", \"utilization\": " << utilization(res) << ", \"counters\": {";
       for (std::size_t c = 0; c < r::NUM_COUNTERS; ++c) {
         js << (c ? ", " : "") << "\"" << counter_names[c] << "\": " << res.run.counters[c];
@@ -219,7 +249,7 @@ int cmd_gemm(const Options& o) {
     for (const auto& res : results) std::printf("%16s", res.exact ? "yes" : "NO");
     std::printf("\n%-22s", "cycles");
     for (const auto& res : results) {
-      std::printf("%16llu", static_cast<unsigned long long>(res.run.cycles));
+      std::printf("%16llu", static_cast<unsigned long long>(run_cycles(res.run)));
     }
     std::printf("\n%-22s", "predicted cycles");
     for (const auto& res : results) {
@@ -373,15 +403,15 @@ nmsa::Tensor float_tensor_from_npy(const std::string& path) {
   return nmsa::Tensor::make_float(raw.shape, std::move(values));
 }
 
-const char* kRunHelp =
-    "usage: nmsa run MODEL.onnx --input X.npy [--output Y.npy] [--backend rtl|model]\n"
-    "                [--config NAME] [--dense]\n"
+const std::string kRunHelp =
+    "usage: nmsa run MODEL.onnx --input X.npy [--output Y.npy]\n"
+    "                [--backend rtl|model|uart:DEVICE[@BAUD]] [--config NAME] [--dense]\n"
     "\n"
     "Runs an ONNX model layer by layer: each layer sparse on the device, dense on the device\n"
     "(fallback) or on the host (unsupported operator), as the supported-layer matrix decides.\n"
     "Prints each layer's placement and reason, device cycles, and the output.\n"
-    "  --input   float32 .npy for the model's first input (its shape must match)\n"
-    "  --dense   run every device layer dense (for comparisons)\n";
+    "  --input    float32 .npy for the model's first input (its shape must match)\n"
+    "  --dense    run every device layer dense (for comparisons)\n" + kBackendHelp;
 
 int cmd_run(const Options& o) {
   if (o.help()) {
@@ -518,6 +548,10 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::cerr << "nmsa: " << e.what() << "\n";
     return 2;
+  } catch (const nmsa::LinkError& e) {
+    // The board did not answer, answered wrongly, or could not be reached.
+    std::cerr << "nmsa: " << e.what() << "\n";
+    return 1;
   } catch (const std::invalid_argument& e) {
     std::cerr << "nmsa: " << e.what() << "\n";
     return 2;

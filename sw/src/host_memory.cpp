@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace nmsa {
 
@@ -19,7 +20,8 @@ std::string hex(std::uint64_t v) {
 }
 }  // namespace
 
-HostMemory::HostMemory(std::uint64_t alloc_base) : base_(alloc_base), next_(alloc_base) {}
+HostMemory::HostMemory(std::uint64_t alloc_base)
+    : base_(alloc_base), next_(alloc_base), limit_(MAX_ADDR) {}
 
 const HostMemory::Page* HostMemory::find_page(std::uint64_t page_index) const {
   const auto it = pages_.find(page_index);
@@ -100,8 +102,25 @@ std::uint64_t HostMemory::alloc(std::uint64_t bytes, std::uint64_t align) {
     throw std::length_error("host memory: address space exhausted");
   const std::uint64_t start = (next_ + align - 1) & ~(align - 1);
   if (start > MAX_ADDR - bytes) throw std::length_error("host memory: address space exhausted");
+  if (start + bytes > limit_) {
+    const std::uint64_t left = limit_ > next_ ? limit_ - next_ : 0;
+    throw std::length_error(limit_what_ + ": a buffer of " + std::to_string(bytes) +
+                            " bytes (alignment " + std::to_string(align) +
+                            ") does not fit the window [" + hex(base_) + ", " + hex(limit_) +
+                            "): " + std::to_string(left) + " of " +
+                            std::to_string(limit_ - base_) + " bytes are left");
+  }
   next_ = start + bytes;
   return start;
+}
+
+void HostMemory::set_alloc_limit(std::uint64_t limit, std::string what) {
+  if (limit < next_) {
+    throw std::invalid_argument("host memory: limit " + hex(limit) +
+                                " is below existing allocations (up to " + hex(next_) + ")");
+  }
+  limit_ = limit;
+  limit_what_ = std::move(what);
 }
 
 void HostMemory::clear() {

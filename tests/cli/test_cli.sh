@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The nmsa CLI from the outside: help, a GEMM on each backend, and bad input that must end with
-# exit code 2 and a message naming what is wrong (never a crash or a silent wrong result).
-# Usage: test_cli.sh PATH/TO/nmsa
+# The nmsa CLI from the outside: help, a GEMM on each backend (the board one on the simulated
+# board of nmsa_board_sim), and bad input that must end with exit code 2 and a message naming
+# what is wrong (never a crash or a silent wrong result).
+# Usage: test_cli.sh PATH/TO/nmsa PATH/TO/nmsa_board_sim
 set -uo pipefail
 nmsa=$1
+board_sim=$2
 passed=0
 failed=0
 
@@ -35,7 +37,14 @@ expect bad-number      2 "--k 'x' is not a number"             -- gemm --m 3 --k
 expect out-of-range    2 '--m 0 is outside'                    -- gemm --m 0 --k 3 --n 3
 expect bad-sparsity    2 'sparsity .*expected N:M'             -- gemm --m 3 --k 3 --n 3 --sparsity 2-4
 expect wrong-pattern   2 'device rtl:small is 2:4'             -- gemm --m 3 --k 3 --n 3 --sparsity 2:8 --config small
-expect bad-backend     2 '--backend must be rtl or model'      -- info --backend fpga
+expect bad-backend     2 '--backend must be rtl, model or uart' -- info --backend fpga
+# The board backend without a board: the port's problem, named, and exit code 1 (a device error).
+expect uart-help       0 'uart:/dev/ttyUSB0'                  -- info --help
+expect uart-not-a-tty  1 'uart:/dev/null: not a serial port'  -- info --backend uart:/dev/null
+expect uart-no-port    1 'uart:/nonexistent/ttyUSB9: cannot open' -- gemm --m 2 --k 8 --n 2 --backend uart:/nonexistent/ttyUSB9
+expect uart-no-device  2 "'uart:' names no device"            -- info --backend uart:
+expect uart-bad-baud   2 "baud rate 'fast' is not a number"  -- info --backend uart:/dev/ttyUSB0@fast
+expect uart-config     2 '--config does not apply'            -- info --backend uart:/dev/ttyUSB0 --config small
 expect bad-config      2 "unknown accelerator configuration 'huge'" -- info --config huge
 expect unknown-option  2 'unknown option --frob'               -- gemm --frob 1
 
@@ -106,6 +115,21 @@ expect gate-no-limit   2 'gate needs at least one limit'       -- "${g[@]}" --ca
 expect gate-no-cand    2 'gate needs --candidate'              -- "${g[@]}" --min-speedup 1
 expect gate-bad-limit  2 "--min-speedup 'fast' is not a number" -- "${g[@]}" --candidate "$tmp/good.json" --min-speedup fast
 expect gate-positional 2 'gate takes no positional argument'   -- "${g[@]}" "$tmp/good.json" --min-speedup 1
+
+# The board backend on the simulated board, through its pseudo-terminal.
+coproc SIM { "$board_sim"; }
+read -r -t 30 pty <&"${SIM[0]}" || pty=""
+if [ -n "$pty" ]; then
+  expect uart-info     0 "device +uart:$pty@1000000"           -- info --backend "uart:$pty"
+  expect uart-window   0 'memory window +128 KiB at 0x10000000' -- info --backend "uart:$pty"
+  expect uart-gemm     0 '"figures_from": "board".*"effective_speedup"' -- gemm --m 6 --k 40 --n 5 --backend "uart:$pty" --json
+  expect uart-gemm-exact 0 '"bit_exact": true.*"bit_exact": true' -- gemm --m 6 --k 40 --n 5 --backend "uart:$pty" --json
+else
+  failed=$((failed + 1))
+  echo "FAIL nmsa_board_sim printed no pseudo-terminal"
+fi
+exec {SIM[1]}>&-
+wait "$SIM_PID"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/device_checks.hpp"
 #include "../common/random_matrix.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/epilogue.hpp"
@@ -42,14 +43,7 @@ TEST_P(DeviceBackendsTest, RtlAndModelAgreeOnRandomPrograms) {
       w = prune_nm_any_k(w, caps.pattern);
     }
     if (i % 3 == 1) {
-      EpilogueParams e;
-      for (int c = 0; c < n; ++c) {
-        e.bias.push_back(pick(-300, 300));
-        const auto q = quantize_multiplier(0.001 * pick(1, 20));
-        e.multiplier.push_back(q.multiplier);
-        e.shift.push_back(q.shift);
-      }
-      options.epilogue = e;
+      options.epilogue = testing::random_epilogue(n, rng);
       options.relu = true;
     }
     SCOPED_TRACE("program " + std::to_string(i) + ": " + std::to_string(rows) + "x" +
@@ -62,12 +56,7 @@ TEST_P(DeviceBackendsTest, RtlAndModelAgreeOnRandomPrograms) {
     ASSERT_TRUE(b.ok()) << b.describe();
     EXPECT_GT(a.cycles, 0u);
     EXPECT_EQ(on_rtl.read_output(), on_model.read_output());
-    for (std::uint32_t counter : {r::CYCLES_COMPUTE_LO_OFFSET, r::MACS_LO_OFFSET,
-                                  r::TILES_SPARSE_LO_OFFSET, r::TILES_DENSE_LO_OFFSET,
-                                  r::DMA_RD_BYTES_LO_OFFSET, r::DMA_WR_BYTES_LO_OFFSET,
-                                  r::META_BYTES_LO_OFFSET, r::ILLEGAL_META_LO_OFFSET}) {
-      EXPECT_EQ(a.counter(counter), b.counter(counter)) << "counter at " << counter;
-    }
+    testing::expect_same_work_counters(a, b);
   }
 }
 

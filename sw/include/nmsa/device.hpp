@@ -2,8 +2,9 @@
 //
 // The device interface a driver has: registers, host memory the device reads and writes, and
 // running a command stream. Backends: the Verilated accelerator (cycle-accurate, in the harness
-// library, nmsa::tb::make_rtl_device) and the bit-exact functional model (make_model_device).
-// The runtime, the CLI and the tests use only this interface.
+// library, nmsa::tb::make_rtl_device), the bit-exact functional model (make_model_device) and an
+// FPGA board over its UART (make_uart_device, uart_device.hpp). The runtime, the CLI and the
+// tests use only this interface.
 #pragma once
 
 #include <array>
@@ -22,7 +23,9 @@ struct DeviceRun {
   regs::ErrCode error = regs::ErrCode::NONE;
   std::uint32_t error_index = 0;
   bool done = false;
-  // Cycles from START to completion; the functional model has no clock and reports 0.
+  // Cycles from START to completion; the functional model has no clock and reports 0. A board
+  // reports its CYCLES_TOTAL counter, which also counts the link's round trips around the run
+  // (uart_device.hpp); its CYCLES_BUSY counter is the run alone.
   std::uint64_t cycles = 0;
   std::array<std::uint64_t, regs::NUM_COUNTERS> counters{};  // in register order
 

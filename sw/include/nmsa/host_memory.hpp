@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -50,11 +51,19 @@ class HostMemory {
   }
 
   // Bump allocator: returns the next address aligned to `align` (a power of two) and reserves
-  // `bytes` (at least 1) there. Allocations never overlap. Throws on a bad alignment or when the
-  // 64-bit space is exhausted.
+  // `bytes` (at least 1) there. Allocations never overlap. Throws on a bad alignment, when the
+  // 64-bit space is exhausted, or (std::length_error) when the allocation would end above the
+  // limit set by set_alloc_limit.
   std::uint64_t alloc(std::uint64_t bytes, std::uint64_t align = 64);
   std::uint64_t alloc_base() const { return base_; }
   std::uint64_t alloc_end() const { return next_; }  // first address above every allocation
+
+  // Confines allocations to [alloc_base(), limit), for a device that reaches only a window of
+  // memory. `what` names the window in the error message of an allocation that does not fit,
+  // e.g. "uart:/dev/ttyUSB0: board memory". Throws std::invalid_argument if earlier allocations
+  // already reach above `limit`.
+  void set_alloc_limit(std::uint64_t limit, std::string what);
+  std::uint64_t alloc_limit() const { return limit_; }
 
   std::size_t resident_pages() const { return pages_.size(); }
   void clear();  // forget every byte (reads give 0 again); the allocator keeps its position
@@ -66,6 +75,8 @@ class HostMemory {
 
   std::uint64_t base_;
   std::uint64_t next_;
+  std::uint64_t limit_;
+  std::string limit_what_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Page>> pages_;
 };
 
