@@ -14,6 +14,7 @@ rtl/core/nmsa_epilogue.sv
 rtl/core/nmsa_store.sv
 rtl/ctrl/nmsa_cmd.sv
 rtl/ctrl/nmsa_csr.sv
+rtl/dma/nmsa_burst_gen.sv
 rtl/dma/nmsa_dma_rd.sv
 rtl/dma/nmsa_dma_wr.sv
 rtl/top/nmsa_top.sv

@@ -12,7 +12,7 @@
 //
 // A new request is accepted as soon as every burst of the current one has been issued, so
 // requests pipeline behind each other on the R channel. The caller guarantees the request rules
-// (addr, row_bytes and stride multiples of DataW/8; row_bytes and rows nonzero); the assertions
+// (addr, row_bytes and stride multiples of AxiDataW/8; row_bytes and rows nonzero); the assertions
 // below check them in simulation.
 //
 // Timing: AR payload and ar_valid_o come from registers; the R path is combinational
@@ -21,7 +21,7 @@
 
 module nmsa_dma_rd #(
   parameter int unsigned AddrW          = 64,
-  parameter int unsigned DataW          = 64,
+  parameter int unsigned AxiDataW       = 64,
   parameter int unsigned LenW           = 16,
   parameter int unsigned MaxBurstBeats  = 16,
   parameter int unsigned MaxOutstanding = 4
@@ -40,7 +40,7 @@ module nmsa_dma_rd #(
   // Data beats in request order, row after row; rd_last_o marks a request's last beat.
   output logic             rd_valid_o,
   input  logic             rd_ready_i,
-  output logic [DataW-1:0] rd_data_o,
+  output logic [AxiDataW-1:0] rd_data_o,
   output logic [1:0]       rd_resp_o,
   output logic             rd_last_o,
 
@@ -57,29 +57,26 @@ module nmsa_dma_rd #(
   input  logic             r_valid_i,
   output logic             r_ready_o,
   input  logic             r_id_i,
-  input  logic [DataW-1:0] r_data_i,
+  input  logic [AxiDataW-1:0] r_data_i,
   input  logic [1:0]       r_resp_i,
   input  logic             r_last_i,
 
   output logic             busy_o
 );
 
-  localparam int unsigned BeatBytes = DataW / 8;
+  localparam int unsigned BeatBytes = AxiDataW / 8;
   localparam int unsigned BeatOff   = $clog2(BeatBytes);
-  // Wide enough for beats left in a row (< 2^LenW), beats to the next 4 KiB boundary (<= 1024)
-  // and MaxBurstBeats (<= 256).
-  localparam int unsigned CmpW      = LenW > 13 ? LenW : 13;
   localparam int unsigned PtrW      = MaxOutstanding > 1 ? $clog2(MaxOutstanding) : 1;
   localparam int unsigned CntW      = $clog2(MaxOutstanding + 1);
 
-  if (DataW < 32 || DataW > 1024 || (DataW & (DataW - 1)) != 0) begin : g_bad_dataw
-    $error("nmsa_dma_rd: DataW must be a power of two in [32, 1024]");
+  if (AxiDataW < 32 || AxiDataW > 1024 || (AxiDataW & (AxiDataW - 1)) != 0) begin : g_bad_dataw
+    $error("nmsa_dma_rd: AxiDataW must be a power of two in [32, 1024]");
   end
   if (AddrW < 13 || AddrW > 64) begin : g_bad_addrw
     $error("nmsa_dma_rd: AddrW must be in [13, 64]");
   end
   if (LenW <= BeatOff || LenW > 32) begin : g_bad_lenw
-    $error("nmsa_dma_rd: LenW must be in (log2(DataW/8), 32]");
+    $error("nmsa_dma_rd: LenW must be in (log2(AxiDataW/8), 32]");
   end
   if (MaxBurstBeats < 1 || MaxBurstBeats > 256) begin : g_bad_burst
     $error("nmsa_dma_rd: MaxBurstBeats must be in [1, 256] (AXI4 INCR)");
@@ -89,103 +86,52 @@ module nmsa_dma_rd #(
   end
 
   // ---------------------------------------------------------------------------------------------
-  // Burst generator: walks the rows of the current request and issues one AR per burst.
+  // Burst generator: walks the rows of the current request; one AR per burst.
   // ---------------------------------------------------------------------------------------------
-  logic             active_d, active_q;
-  logic [AddrW-1:0] addr_d, addr_q;          // address of the next burst
-  logic [AddrW-1:0] row_addr_d, row_addr_q;  // start of the current row
-  logic [AddrW-1:0] stride_d, stride_q;
-  logic [LenW-1:0]  row_beats_d, row_beats_q;
-  logic [LenW-1:0]  beats_left_d, beats_left_q;  // beats of the current row not yet issued
-  logic [LenW-1:0]  rows_left_d, rows_left_q;    // rows including the current one
+  logic             burst_valid, burst_last, ar_hs, fifo_full;
+  logic [AddrW-1:0] burst_addr;
+  logic [7:0]       burst_len;
+  logic [BeatOff-1:0] burst_lane;    // narrow rows only (write engine)
+  logic [AxiDataW/8-1:0] burst_strb;
 
-  logic [12:0]      bytes_to_4k;
-  logic [CmpW-1:0]  beats_to_4k, burst_beats;
-  logic [AddrW-1:0] burst_bytes;
-  logic             row_end, req_end;
-  logic             req_hs, ar_hs, fifo_full;
+  nmsa_burst_gen #(
+    .AddrW        (AddrW),
+    .AxiDataW     (AxiDataW),
+    .LenW         (LenW),
+    .MaxBurstBeats(MaxBurstBeats),
+    .Narrow       (1'b0)
+  ) u_burst_gen (
+    .clk_i,
+    .rst_ni,
+    .req_valid_i,
+    .req_ready_o,
+    .req_addr_i,
+    .req_row_bytes_i,
+    .req_rows_i,
+    .req_stride_i,
+    .burst_valid_o(burst_valid),
+    .burst_take_i (ar_hs),
+    .burst_addr_o (burst_addr),
+    .burst_len_o  (burst_len),
+    .burst_last_o (burst_last),
+    .burst_lane_o (burst_lane),
+    .burst_strb_o (burst_strb)
+  );
 
-  assign req_ready_o = ~active_q;
-  assign req_hs      = req_valid_i & req_ready_o;
+  logic unused;
+  assign unused = ^{burst_lane, burst_strb};
 
-  // The address is beat-aligned, so the distance to the boundary is a whole number of beats.
-  assign bytes_to_4k = 13'd4096 - {1'b0, addr_q[11:0]};
-  assign beats_to_4k = CmpW'(bytes_to_4k) >> BeatOff;
-
-  always_comb begin
-    burst_beats = CmpW'(MaxBurstBeats);
-    if (CmpW'(beats_left_q) < burst_beats) begin
-      burst_beats = CmpW'(beats_left_q);
-    end
-    if (beats_to_4k < burst_beats) begin
-      burst_beats = beats_to_4k;
-    end
-  end
-
-  assign burst_bytes = AddrW'(burst_beats) << BeatOff;
-  assign row_end     = CmpW'(beats_left_q) == burst_beats;
-  assign req_end     = row_end & (rows_left_q == LenW'(1));
-
-  // ar_valid_o holds until the handshake: nothing but this handshake fills the FIFO or ends the
-  // request, and the payload registers change only on it.
-  assign ar_valid_o = active_q & ~fifo_full;
+  // ar_valid_o holds until the handshake: nothing but this handshake fills the FIFO or moves the
+  // generator on.
+  assign ar_valid_o = burst_valid & ~fifo_full;
   assign ar_hs      = ar_valid_o & ar_ready_i;
   assign ar_id_o    = 1'b0;
-  assign ar_addr_o  = addr_q;
-  assign ar_len_o   = 8'(burst_beats - CmpW'(1));
+  assign ar_addr_o  = burst_addr;
+  assign ar_len_o   = burst_len;
   assign ar_size_o  = 3'(BeatOff);
   assign ar_burst_o = 2'b01;    // INCR
   assign ar_cache_o = 4'b0011;  // normal, non-cacheable, bufferable
   assign ar_prot_o  = 3'b000;   // unprivileged, secure, data
-
-  always_comb begin
-    active_d     = active_q;
-    addr_d       = addr_q;
-    row_addr_d   = row_addr_q;
-    stride_d     = stride_q;
-    row_beats_d  = row_beats_q;
-    beats_left_d = beats_left_q;
-    rows_left_d  = rows_left_q;
-    if (req_hs) begin
-      active_d     = 1'b1;
-      addr_d       = req_addr_i;
-      row_addr_d   = req_addr_i;
-      stride_d     = req_stride_i;
-      row_beats_d  = req_row_bytes_i >> BeatOff;
-      beats_left_d = req_row_bytes_i >> BeatOff;
-      rows_left_d  = req_rows_i;
-    end else if (ar_hs) begin
-      if (req_end) begin
-        active_d = 1'b0;
-      end else if (row_end) begin
-        addr_d       = row_addr_q + stride_q;
-        row_addr_d   = row_addr_q + stride_q;
-        beats_left_d = row_beats_q;
-        rows_left_d  = rows_left_q - LenW'(1);
-      end else begin
-        addr_d       = addr_q + burst_bytes;
-        beats_left_d = beats_left_q - LenW'(burst_beats);
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      active_q <= 1'b0;
-    end else begin
-      active_q <= active_d;
-    end
-  end
-
-  // Request registers are qualified by active_q.
-  always_ff @(posedge clk_i) begin
-    addr_q       <= addr_d;
-    row_addr_q   <= row_addr_d;
-    stride_q     <= stride_d;
-    row_beats_q  <= row_beats_d;
-    beats_left_q <= beats_left_d;
-    rows_left_q  <= rows_left_d;
-  end
 
   // ---------------------------------------------------------------------------------------------
   // Bursts in flight: one entry per issued AR (its length and whether it ends a request), popped
@@ -221,7 +167,7 @@ module nmsa_dma_rd #(
     beat_d      = beat_q;
     if (ar_hs) begin
       fifo_len_d[wr_ptr_q*8 +: 8] = ar_len_o;
-      fifo_last_d[wr_ptr_q]       = req_end;
+      fifo_last_d[wr_ptr_q]       = burst_last;
       wr_ptr_d = (wr_ptr_q == PtrW'(MaxOutstanding - 1)) ? '0 : wr_ptr_q + PtrW'(1);
       count_d  = count_d + CntW'(1);
     end
@@ -257,13 +203,16 @@ module nmsa_dma_rd #(
     fifo_last_q <= fifo_last_d;
   end
 
-  assign busy_o = active_q | ~fifo_empty;
+  assign busy_o = burst_valid | ~fifo_empty;
 
   // ---------------------------------------------------------------------------------------------
   // Assertions (simulation with --assert, and Yosys -formal; Yosys synthesis defines SYNTHESIS).
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
   localparam logic [AddrW-1:0] BeatMask = {{(AddrW - BeatOff){1'b0}}, {BeatOff{1'b1}}};
+
+  logic req_hs;
+  assign req_hs = req_valid_i & req_ready_o;
 
   // Checks of this cycle's signals, at every clock edge out of reset. The process has the
   // shape of an asynchronously reset one so that rst_ni stays a purely asynchronous signal.
@@ -276,12 +225,6 @@ module nmsa_dma_rd #(
         assert ((req_addr_i & BeatMask) == '0);
         assert ((AddrW'(req_row_bytes_i) & BeatMask) == '0);
         assert ((req_stride_i & BeatMask) == '0);
-      end
-      // Bursts: within MaxBurstBeats, nonempty, never across a 4 KiB boundary.
-      if (ar_valid_o) begin
-        assert (burst_beats != '0);
-        assert (burst_beats <= CmpW'(MaxBurstBeats));
-        assert ({1'b0, addr_q[11:0]} + 13'(burst_bytes) <= 13'd4096);
       end
       // The slave answers only bursts in flight, with our ID, and RLAST on their last beat.
       if (r_valid_i) begin

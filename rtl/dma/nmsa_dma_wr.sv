@@ -5,13 +5,13 @@
 //
 // A request writes `rows` rows of `row_bytes` bytes, row i starting at addr + i*stride; the data
 // arrives on the wr_* stream, row after row. Two kinds of rows:
-//   - full rows (row_bytes >= DataW/8): addr, row_bytes and stride are multiples of DataW/8; each
+//   - full rows (row_bytes >= AxiDataW/8): addr, row_bytes and stride are multiples of AxiDataW/8; each
 //     row is split into INCR bursts of at most MaxBurstBeats full-strobe beats that never cross a
 //     4 KiB boundary;
-//   - narrow rows (row_bytes < DataW/8): each row is exactly one stream beat whose low row_bytes
+//   - narrow rows (row_bytes < AxiDataW/8): each row is exactly one stream beat whose low row_bytes
 //     bytes are the data. The engine writes it as a one-beat burst to the beat-aligned address,
 //     shifted to the byte lane of the row's address, with WSTRB covering only the row. No row may
-//     straddle a beat: (row address % (DataW/8)) + row_bytes <= DataW/8 for every row, and stride
+//     straddle a beat: (row address % (AxiDataW/8)) + row_bytes <= AxiDataW/8 for every row, and stride
 //     is a multiple of row_bytes. (The first condition on addr alone is not enough: 2-byte rows
 //     from lane 3 with stride 2 reach lane 8 on the third row; the assertions check each row.)
 //
@@ -26,7 +26,7 @@
 
 module nmsa_dma_wr #(
   parameter int unsigned AddrW          = 64,
-  parameter int unsigned DataW          = 64,
+  parameter int unsigned AxiDataW       = 64,
   parameter int unsigned LenW           = 16,
   parameter int unsigned MaxBurstBeats  = 16,
   parameter int unsigned MaxOutstanding = 4
@@ -45,7 +45,7 @@ module nmsa_dma_wr #(
   // Data beats in request order, row after row (one beat per narrow row, data in its low bytes).
   input  logic               wr_valid_i,
   output logic               wr_ready_o,
-  input  logic [DataW-1:0]   wr_data_i,
+  input  logic [AxiDataW-1:0]   wr_data_i,
 
   // One pulse per request once all its B responses arrived, with the worst of them.
   output logic               cpl_valid_o,
@@ -63,8 +63,8 @@ module nmsa_dma_wr #(
   output logic [2:0]         aw_prot_o,
   output logic               w_valid_o,
   input  logic               w_ready_i,
-  output logic [DataW-1:0]   w_data_o,
-  output logic [DataW/8-1:0] w_strb_o,
+  output logic [AxiDataW-1:0]   w_data_o,
+  output logic [AxiDataW/8-1:0] w_strb_o,
   output logic               w_last_o,
   input  logic               b_valid_i,
   output logic               b_ready_o,
@@ -74,24 +74,21 @@ module nmsa_dma_wr #(
   output logic               busy_o
 );
 
-  localparam int unsigned BeatBytes = DataW / 8;
+  localparam int unsigned BeatBytes = AxiDataW / 8;
   localparam int unsigned BeatOff   = $clog2(BeatBytes);
-  // Wide enough for beats left in a row (< 2^LenW), beats to the next 4 KiB boundary (<= 1024)
-  // and MaxBurstBeats (<= 256).
-  localparam int unsigned CmpW      = LenW > 13 ? LenW : 13;
   localparam int unsigned PtrW      = MaxOutstanding > 1 ? $clog2(MaxOutstanding) : 1;
   localparam int unsigned CntW      = $clog2(MaxOutstanding + 1);
   // What the W channel needs of a burst: length, write strobes, byte lane of a narrow row.
   localparam int unsigned EntryW    = 8 + BeatBytes + BeatOff;
 
-  if (DataW < 32 || DataW > 1024 || (DataW & (DataW - 1)) != 0) begin : g_bad_dataw
-    $error("nmsa_dma_wr: DataW must be a power of two in [32, 1024]");
+  if (AxiDataW < 32 || AxiDataW > 1024 || (AxiDataW & (AxiDataW - 1)) != 0) begin : g_bad_dataw
+    $error("nmsa_dma_wr: AxiDataW must be a power of two in [32, 1024]");
   end
   if (AddrW < 13 || AddrW > 64) begin : g_bad_addrw
     $error("nmsa_dma_wr: AddrW must be in [13, 64]");
   end
   if (LenW <= BeatOff || LenW > 32) begin : g_bad_lenw
-    $error("nmsa_dma_wr: LenW must be in (log2(DataW/8), 32]");
+    $error("nmsa_dma_wr: LenW must be in (log2(AxiDataW/8), 32]");
   end
   if (MaxBurstBeats < 1 || MaxBurstBeats > 256) begin : g_bad_burst
     $error("nmsa_dma_wr: MaxBurstBeats must be in [1, 256] (AXI4 INCR)");
@@ -100,124 +97,50 @@ module nmsa_dma_wr #(
     $error("nmsa_dma_wr: MaxOutstanding must be in [1, 64]");
   end
 
-  localparam logic [AddrW-1:0] BeatMask = {{(AddrW - BeatOff){1'b0}}, {BeatOff{1'b1}}};
-
   // ---------------------------------------------------------------------------------------------
-  // Burst generator: walks the rows of the current request and issues one AW per burst.
+  // Burst generator: walks the rows of the current request; one AW per burst.
   // ---------------------------------------------------------------------------------------------
-  logic               active_d, active_q;
-  logic               narrow_d, narrow_q;
-  logic [AddrW-1:0]   addr_d, addr_q;          // beat-aligned address of the next burst
-  logic [AddrW-1:0]   row_addr_d, row_addr_q;  // start of the current row (unaligned if narrow)
-  logic [AddrW-1:0]   stride_d, stride_q;
-  logic [LenW-1:0]    row_bytes_d, row_bytes_q;
-  logic [LenW-1:0]    beats_left_d, beats_left_q;  // beats of the current row not yet issued
-  logic [LenW-1:0]    rows_left_d, rows_left_q;    // rows including the current one
-
-  logic [12:0]        bytes_to_4k;
-  logic [CmpW-1:0]    beats_to_4k, burst_beats;
-  logic [AddrW-1:0]   burst_bytes, next_row_addr;
-  logic [LenW-1:0]    req_row_beats, row_beats;
-  logic               req_narrow;
-  logic               row_end, req_end;
-  logic               req_hs, aw_hs, fifo_full;
-  logic [BeatOff-1:0] lane;
+  logic                 burst_valid, burst_last, aw_hs, fifo_full;
+  logic [AddrW-1:0]     burst_addr;
+  logic [7:0]           burst_len;
+  logic [BeatOff-1:0]   lane;
   logic [BeatBytes-1:0] strb;
 
-  assign req_ready_o = ~active_q;
-  assign req_hs      = req_valid_i & req_ready_o;
+  nmsa_burst_gen #(
+    .AddrW        (AddrW),
+    .AxiDataW     (AxiDataW),
+    .LenW         (LenW),
+    .MaxBurstBeats(MaxBurstBeats),
+    .Narrow       (1'b1)
+  ) u_burst_gen (
+    .clk_i,
+    .rst_ni,
+    .req_valid_i,
+    .req_ready_o,
+    .req_addr_i,
+    .req_row_bytes_i,
+    .req_rows_i,
+    .req_stride_i,
+    .burst_valid_o(burst_valid),
+    .burst_take_i (aw_hs),
+    .burst_addr_o (burst_addr),
+    .burst_len_o  (burst_len),
+    .burst_last_o (burst_last),
+    .burst_lane_o (lane),
+    .burst_strb_o (strb)
+  );
 
-  assign req_narrow    = req_row_bytes_i < LenW'(BeatBytes);
-  assign req_row_beats = req_narrow ? LenW'(1) : req_row_bytes_i >> BeatOff;
-  assign row_beats     = narrow_q ? LenW'(1) : row_bytes_q >> BeatOff;
-  assign next_row_addr = row_addr_q + stride_q;
-
-  // The address is beat-aligned, so the distance to the boundary is a whole number of beats.
-  assign bytes_to_4k = 13'd4096 - {1'b0, addr_q[11:0]};
-  assign beats_to_4k = CmpW'(bytes_to_4k) >> BeatOff;
-
-  always_comb begin
-    burst_beats = CmpW'(MaxBurstBeats);
-    if (CmpW'(beats_left_q) < burst_beats) begin
-      burst_beats = CmpW'(beats_left_q);
-    end
-    if (beats_to_4k < burst_beats) begin
-      burst_beats = beats_to_4k;
-    end
-  end
-
-  assign burst_bytes = AddrW'(burst_beats) << BeatOff;
-  assign row_end     = CmpW'(beats_left_q) == burst_beats;
-  assign req_end     = row_end & (rows_left_q == LenW'(1));
-
-  // A narrow row's bytes sit at its lane of the beat; full rows use every lane.
-  assign lane = narrow_q ? row_addr_q[BeatOff-1:0] : '0;
-  assign strb = narrow_q ? ((BeatBytes'(1) << row_bytes_q[BeatOff-1:0]) - BeatBytes'(1)) << lane
-                         : '1;
-
-  // aw_valid_o holds until the handshake: nothing but this handshake fills the FIFO or ends the
-  // request, and the payload registers change only on it.
-  assign aw_valid_o = active_q & ~fifo_full;
+  // aw_valid_o holds until the handshake: nothing but this handshake fills the FIFO or moves the
+  // generator on.
+  assign aw_valid_o = burst_valid & ~fifo_full;
   assign aw_hs      = aw_valid_o & aw_ready_i;
   assign aw_id_o    = 1'b0;
-  assign aw_addr_o  = addr_q;
-  assign aw_len_o   = 8'(burst_beats - CmpW'(1));
+  assign aw_addr_o  = burst_addr;
+  assign aw_len_o   = burst_len;
   assign aw_size_o  = 3'(BeatOff);
   assign aw_burst_o = 2'b01;    // INCR
   assign aw_cache_o = 4'b0011;  // normal, non-cacheable, bufferable
   assign aw_prot_o  = 3'b000;   // unprivileged, secure, data
-
-  always_comb begin
-    active_d     = active_q;
-    narrow_d     = narrow_q;
-    addr_d       = addr_q;
-    row_addr_d   = row_addr_q;
-    stride_d     = stride_q;
-    row_bytes_d  = row_bytes_q;
-    beats_left_d = beats_left_q;
-    rows_left_d  = rows_left_q;
-    if (req_hs) begin
-      active_d     = 1'b1;
-      narrow_d     = req_narrow;
-      addr_d       = req_addr_i & ~BeatMask;
-      row_addr_d   = req_addr_i;
-      stride_d     = req_stride_i;
-      row_bytes_d  = req_row_bytes_i;
-      beats_left_d = req_row_beats;
-      rows_left_d  = req_rows_i;
-    end else if (aw_hs) begin
-      if (req_end) begin
-        active_d = 1'b0;
-      end else if (row_end) begin
-        addr_d       = next_row_addr & ~BeatMask;
-        row_addr_d   = next_row_addr;
-        beats_left_d = row_beats;
-        rows_left_d  = rows_left_q - LenW'(1);
-      end else begin
-        addr_d       = addr_q + burst_bytes;
-        beats_left_d = beats_left_q - LenW'(burst_beats);
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      active_q <= 1'b0;
-    end else begin
-      active_q <= active_d;
-    end
-  end
-
-  // Request registers are qualified by active_q.
-  always_ff @(posedge clk_i) begin
-    narrow_q     <= narrow_d;
-    addr_q       <= addr_d;
-    row_addr_q   <= row_addr_d;
-    stride_q     <= stride_d;
-    row_bytes_q  <= row_bytes_d;
-    beats_left_q <= beats_left_d;
-    rows_left_q  <= rows_left_d;
-  end
 
   // ---------------------------------------------------------------------------------------------
   // Bursts awaiting W beats or a B response: one entry per issued AW, with two read pointers.
@@ -270,7 +193,7 @@ module nmsa_dma_wr #(
     beat_d   = beat_q;
     if (aw_hs) begin
       fifo_d[wr_ptr_q*EntryW +: EntryW] = push_entry;
-      fifo_last_d[wr_ptr_q]             = req_end;
+      fifo_last_d[wr_ptr_q]             = burst_last;
       wr_ptr_d = (wr_ptr_q == PtrW'(MaxOutstanding - 1)) ? '0 : wr_ptr_q + PtrW'(1);
       b_cnt_d  = b_cnt_d + CntW'(1);
       w_cnt_d  = w_cnt_d + CntW'(1);
@@ -347,12 +270,18 @@ module nmsa_dma_wr #(
 
   assign cpl_valid_o = cpl_valid_q;
   assign cpl_resp_o  = cpl_resp_q;
-  assign busy_o      = active_q | (b_cnt_q != '0) | cpl_valid_q;
+  assign busy_o      = burst_valid | (b_cnt_q != '0) | cpl_valid_q;
 
   // ---------------------------------------------------------------------------------------------
   // Assertions (simulation with --assert, and Yosys -formal; Yosys synthesis defines SYNTHESIS).
   // ---------------------------------------------------------------------------------------------
 `ifndef SYNTHESIS
+  localparam logic [AddrW-1:0] BeatMask = {{(AddrW - BeatOff){1'b0}}, {BeatOff{1'b1}}};
+
+  logic req_hs, req_narrow;
+  assign req_hs     = req_valid_i & req_ready_o;
+  assign req_narrow = req_row_bytes_i < LenW'(BeatBytes);
+
   // Checks of this cycle's signals, at every clock edge out of reset. The process has the
   // shape of an asynchronously reset one so that rst_ni stays a purely asynchronous signal.
   always @(posedge clk_i or negedge rst_ni) begin
@@ -370,16 +299,6 @@ module nmsa_dma_wr #(
           assert ((AddrW'(req_row_bytes_i) & BeatMask) == '0);
           assert ((req_stride_i & BeatMask) == '0);
         end
-      end
-      // Every narrow row fits in its beat (checked where the row is issued).
-      if (aw_valid_o && narrow_q) begin
-        assert (32'(row_addr_q[BeatOff-1:0]) + 32'(row_bytes_q) <= BeatBytes);
-      end
-      // Bursts: within MaxBurstBeats, nonempty, never across a 4 KiB boundary.
-      if (aw_valid_o) begin
-        assert (burst_beats != '0);
-        assert (burst_beats <= CmpW'(MaxBurstBeats));
-        assert ({1'b0, addr_q[11:0]} + 13'(burst_bytes) <= 13'd4096);
       end
       // The slave answers only bursts whose W beats are all out, with our ID.
       if (b_valid_i) begin

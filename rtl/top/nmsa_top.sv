@@ -453,7 +453,7 @@ module nmsa_top #(
 
   nmsa_dma_rd #(
     .AddrW          (64),
-    .DataW          (AxiDataW),
+    .AxiDataW       (AxiDataW),
     .LenW           (16),
     .MaxBurstBeats  (MaxBurstBeats),
     .MaxOutstanding (MaxOutstanding)
@@ -709,7 +709,7 @@ module nmsa_top #(
 
   nmsa_dma_wr #(
     .AddrW          (64),
-    .DataW          (AxiDataW),
+    .AxiDataW       (AxiDataW),
     .LenW           (16),
     .MaxBurstBeats  (MaxBurstBeats),
     .MaxOutstanding (MaxOutstanding)
