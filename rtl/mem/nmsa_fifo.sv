@@ -2,6 +2,14 @@
 //
 // Synchronous FIFO with valid/ready on both sides (first-word fall-through). Depth must be a
 // power of two. flush_i empties it (used by soft reset).
+//
+// Timing: every output comes from a register. The head entry is kept in its own register
+// (head_q), refilled in the cycle it is popped from the entry behind it (read from the memory at
+// a registered address) or, when there is none, from in_data_i; out_valid_o and in_ready_o are
+// registered flags. So a consumer's logic on the head starts at a flop instead of behind the
+// memory's read multiplexer, and the FIFO behaves cycle for cycle as one whose head is read from
+// the memory: an entry pushed in cycle t is visible in cycle t + 1, a pop in cycle t shows the
+// next entry in cycle t + 1.
 `default_nettype none
 
 module nmsa_fifo #(
@@ -24,49 +32,86 @@ module nmsa_fifo #(
 );
 
   localparam int unsigned PtrW = $clog2(Depth);
+  localparam int unsigned CntW = PtrW + 1;
 
   if (Depth < 2 || (1 << PtrW) != Depth) begin : g_bad_depth
     $error("nmsa_fifo: Depth must be a power of two >= 2");
   end
 
   logic [Width-1:0] mem_q [Depth];
-  logic [PtrW:0]    wr_ptr_d, wr_ptr_q, rd_ptr_d, rd_ptr_q;
-  logic             push, pop;
+  logic [Width-1:0] head_d, head_q;
+  logic [PtrW-1:0]  wr_idx_q, rd_next_q;   // next write; the entry behind the head
+  logic [CntW-1:0]  count_d, count_q;
+  logic             valid_d, valid_q, full_d, full_q;
+  logic             push, pop, several;
 
-  assign count_o     = wr_ptr_q - rd_ptr_q;
-  assign in_ready_o  = count_o != (PtrW+1)'(Depth);
-  assign out_valid_o = count_o != '0;
-  assign out_data_o  = mem_q[rd_ptr_q[PtrW-1:0]];
-  assign push        = in_valid_i & in_ready_o;
-  assign pop         = out_valid_o & out_ready_i;
+  assign in_ready_o  = ~full_q;
+  assign out_valid_o = valid_q;
+  assign out_data_o  = head_q;
+  assign count_o     = count_q;
+  assign push        = in_valid_i & ~full_q;
+  assign pop         = valid_q & out_ready_i;
+  assign several     = count_q > CntW'(1);   // an entry is behind the head
 
   always_comb begin
-    wr_ptr_d = wr_ptr_q;
-    rd_ptr_d = rd_ptr_q;
-    if (flush_i) begin
-      wr_ptr_d = '0;
-      rd_ptr_d = '0;
+    count_d = count_q + CntW'(push) - CntW'(pop);
+    // The flags of count_d, from count_q and the two handshakes only.
+    valid_d = push | several | (valid_q & ~pop);
+    full_d  = (count_q == CntW'(Depth) & ~pop) |
+              (count_q == CntW'(Depth - 1) & push & ~pop);
+    // A free or popped head slot takes the entry behind it, else the one arriving.
+    if (valid_q && !pop) begin
+      head_d = head_q;
+    end else if (pop && several) begin
+      head_d = mem_q[rd_next_q];
     end else begin
-      if (push) wr_ptr_d = wr_ptr_q + 1'b1;
-      if (pop)  rd_ptr_d = rd_ptr_q + 1'b1;
+      head_d = in_data_i;
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      wr_ptr_q <= '0;
-      rd_ptr_q <= '0;
+      wr_idx_q  <= '0;
+      rd_next_q <= PtrW'(1);
+      count_q   <= '0;
+      valid_q   <= 1'b0;
+      full_q    <= 1'b0;
+    end else if (flush_i) begin
+      wr_idx_q  <= '0;
+      rd_next_q <= PtrW'(1);
+      count_q   <= '0;
+      valid_q   <= 1'b0;
+      full_q    <= 1'b0;
     end else begin
-      wr_ptr_q <= wr_ptr_d;
-      rd_ptr_q <= rd_ptr_d;
+      if (push) wr_idx_q  <= wr_idx_q + PtrW'(1);
+      if (pop)  rd_next_q <= rd_next_q + PtrW'(1);
+      count_q <= count_d;
+      valid_q <= valid_d;
+      full_q  <= full_d;
     end
   end
 
+  // The memory holds every entry, the head's too (its copy in head_q is what is read).
   always_ff @(posedge clk_i) begin
+    head_q <= head_d;
     if (push) begin
-      mem_q[wr_ptr_q[PtrW-1:0]] <= in_data_i;
+      mem_q[wr_idx_q] <= in_data_i;
     end
   end
+
+`ifndef SYNTHESIS
+  // The registered flags and the head copy agree with the count and the memory.
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      assert (valid_q == (count_q != '0));
+      assert (full_q == (count_q == CntW'(Depth)));
+      assert (count_q <= CntW'(Depth));
+      if (valid_q) begin
+        assert (head_q == mem_q[rd_next_q - PtrW'(1)]);
+      end
+    end
+  end
+`endif
 
 endmodule
 
