@@ -223,7 +223,12 @@ module nmsa_array #(
   // it. Drives out_valid_o and tells the weight loader which bank it may overwrite.
   // ---------------------------------------------------------------------------------------------
   logic [Latency-1:0] tag_valid_q;
-  logic [BankUse-1:0] tag_bank_q;
+  logic [BankUse-2:0] tag_bank_q;    // the window but its last cycle: bank_busy_q covers that
+  logic [BankUse-1:0] use_valid_d, use_bank_d;   // the window's tags as they will be
+  logic [1:0]         bank_busy_q;
+
+  assign use_valid_d = {tag_valid_q[BankUse-2:0], in_valid_i};
+  assign use_bank_d  = {tag_bank_q, in_bank_i};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -231,12 +236,21 @@ module nmsa_array #(
       tag_bank_q  <= '0;
     end else begin
       tag_valid_q <= {tag_valid_q[Latency-2:0], in_valid_i};
-      tag_bank_q  <= {tag_bank_q[BankUse-2:0], in_bank_i};
+      tag_bank_q  <= use_bank_d[BankUse-2:0];
     end
   end
 
-  assign bank_busy_o[0] = |(tag_valid_q[BankUse-1:0] & ~tag_bank_q);
-  assign bank_busy_o[1] = |(tag_valid_q[BankUse-1:0] & tag_bank_q);
+  // bank_busy_o is a register: the OR over the window is taken of the tags as they will be.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      bank_busy_q <= '0;
+    end else begin
+      bank_busy_q[0] <= |(use_valid_d & ~use_bank_d);
+      bank_busy_q[1] <= |(use_valid_d & use_bank_d);
+    end
+  end
+
+  assign bank_busy_o = bank_busy_q;
 
   assign out_valid_o = tag_valid_q[Latency-1] & ~(|col_poison);
   assign out_err_o   = tag_valid_q[Latency-1] & (|col_poison);

@@ -12,8 +12,9 @@
 //                  register, add, write), and gives the tile's tokens once its last row is there.
 // Every stage boundary is a register, so no path runs from a scratchpad's output into the array
 // or from the accumulator SRAM's output into its input. A beat that accumulates into a row whose
-// previous result is still in the read-add-write pipeline waits (docs/architecture.md); that
-// happens only for tiles of fewer than AccHazard beats, which weight loading already slows more.
+// previous result is still in the read-add-write pipeline waits (docs/architecture.md): within a
+// tile of fewer than AccHazard beats, or when an ACCUMULATE tile's first rows are among the last
+// AccHazard - 1 rows the tile before it issued.
 // Activation and weight scratchpads and the accumulator SRAM live in the top; this block drives
 // their ports.
 `default_nettype none
@@ -91,6 +92,9 @@ module nmsa_compute #(
   // beat that accumulates into a row issued fewer cycles ago waits.
   localparam int unsigned AccHazard = nmsa_pkg::AccHazardCycles;
 
+  if (AccHazard < 4) begin : g_bad_hazard
+    $error("nmsa_compute: nmsa_pkg::AccHazardCycles must be at least 4");
+  end
   if (ValW + (Sparse ? MetaW : 0) > RecordW) begin : g_bad_record
     $error("nmsa_compute: RecordW too small for one PE row of values and metadata");
   end
@@ -249,18 +253,39 @@ module nmsa_compute #(
   logic  hazard, issue, issue_last, take_next;
 
   // Rows issued in the last AccHazard - 1 cycles: a beat that accumulates into one of them waits.
-  logic [AccHazard-2:0] hist_valid_q;
-  logic [AccAW-1:0]     hist_row_q [AccHazard-1];
+  // hazard_q is a register, computed for the beat and the rows of the next cycle, so that issue
+  // (the read enable of the activation buffer and much else) is one gate away from flops. The
+  // next beat is this tile's next row (after an issue), its current row, or the next tile's first
+  // row; each is compared with the rows from registers, and the handshakes only select.
+  logic [AccHazard-3:0] hist_valid_q;
+  logic [AccAW-1:0]     hist_row_q [AccHazard-2];
+  logic                 hazard_d, hazard_q;
+  logic [AccAW-1:0]     next_first_row;
+  logic                 hit_stay, hit_issue, hit_next;
+
+  assign next_first_row = next_cmd_q.word1[32 +: AccAW];
 
   always_comb begin
-    hazard = 1'b0;
-    for (int unsigned h = 0; h < AccHazard - 1; h++) begin
-      if (hist_valid_q[h] && hist_row_q[h] == st_acc_q) begin
-        hazard = st_cmd_q.flag_b;
-      end
+    // The history the next cycle sees: this cycle's row (if issued), then hist_row_q.
+    hit_stay  = 1'b0;
+    hit_issue = 1'b0;
+    hit_next  = issue && st_acc_q == next_first_row;
+    for (int unsigned h = 0; h < AccHazard - 2; h++) begin
+      if (hist_valid_q[h] && hist_row_q[h] == st_acc_q) hit_stay = 1'b1;
+      if (hist_valid_q[h] && hist_row_q[h] == st_acc_q + 1'b1) hit_issue = 1'b1;
+      if (hist_valid_q[h] && hist_row_q[h] == next_first_row) hit_next = 1'b1;
+    end
+    // The row just issued is st_acc_q, never st_acc_q + 1.
+    if (take_next) begin
+      hazard_d = next_cmd_q.flag_b && hit_next;
+    end else if (issue) begin
+      hazard_d = st_cmd_q.flag_b && hit_issue;
+    end else begin
+      hazard_d = st_cmd_q.flag_b && hit_stay;
     end
   end
 
+  assign hazard     = hazard_q;
   assign issue      = st_valid_q && !abort_i && !hazard;
   assign issue_last = issue && (st_left_q == 16'd1);
   assign take_next  = next_valid_q && (!st_valid_q || issue_last) && !abort_i;
@@ -470,6 +495,7 @@ module nmsa_compute #(
       in_bank_q    <= 1'b0;
       in_dense_q   <= 1'b0;
       hist_valid_q <= '0;
+      hazard_q     <= 1'b0;
       d_valid_q    <= 1'b0;
       a_valid_q    <= 1'b0;
       w_valid_q    <= 1'b0;
@@ -484,6 +510,7 @@ module nmsa_compute #(
       pend_valid_q <= 1'b0;
       in_valid_q   <= 1'b0;
       hist_valid_q <= '0;
+      hazard_q     <= 1'b0;
       d_valid_q    <= 1'b0;
       a_valid_q    <= 1'b0;
       w_valid_q    <= 1'b0;
@@ -505,7 +532,8 @@ module nmsa_compute #(
       in_valid_q   <= pend_valid_q;
       in_bank_q    <= pend_bank_q;
       in_dense_q   <= pend_dense_q;
-      hist_valid_q <= {hist_valid_q[AccHazard-3:0], issue};
+      hist_valid_q <= {hist_valid_q[AccHazard-4:0], issue};
+      hazard_q     <= hazard_d;
       d_valid_q    <= out_valid;
       a_valid_q    <= d_valid_q;
       w_valid_q    <= a_valid_q;
@@ -524,7 +552,7 @@ module nmsa_compute #(
     st_acc_q   <= st_acc_d;
     in_act_q   <= entry_lanes;
     hist_row_q[0] <= st_acc_q;
-    for (int unsigned h = 1; h < AccHazard - 1; h++) begin
+    for (int unsigned h = 1; h < AccHazard - 2; h++) begin
       hist_row_q[h] <= hist_row_q[h-1];
     end
     d_info_q   <= info_out;

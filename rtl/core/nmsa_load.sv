@@ -65,10 +65,19 @@ module nmsa_load #(
   // ---------------------------------------------------------------------------------------------
   // Request stage: take a command once its token is there, hand its request to the DMA.
   // ---------------------------------------------------------------------------------------------
+  // What the data side needs of a LOAD whose request went to the DMA.
+  typedef struct packed {
+    logic [31:0] index;
+    logic        push_next;
+    logic [3:0]  target;
+    logic [15:0] addr;
+  } pending_t;
+  localparam int unsigned PendW = 32 + 1 + 4 + 16;  // $bits(pending_t), for Yosys 0.23
+
   nmsa_pkg::cmd_t req_cmd_q;
   logic           req_pending_q;   // a request waiting for the DMA
   logic           pend_ready, pend_valid;
-  nmsa_pkg::cmd_t data_cmd;        // the LOAD whose beats arrive now
+  pending_t       req_pend, data_cmd;  // data_cmd: the LOAD whose beats arrive now
   logic [$clog2(PendDepth):0] pend_count;
   logic           accept, req_fire;
 
@@ -86,8 +95,10 @@ module nmsa_load #(
   assign req_rows_o      = req_cmd_q.count;
   assign req_stride_o    = req_cmd_q.word2;
 
+  assign req_pend = {req_cmd_q.index, req_cmd_q.push_next, req_cmd_q.target, req_cmd_q.addr};
+
   nmsa_fifo #(
-    .Width (nmsa_pkg::CmdTW),
+    .Width (PendW),
     .Depth (PendDepth)
   ) u_pending (
     .clk_i       (clk_i),
@@ -95,7 +106,7 @@ module nmsa_load #(
     .flush_i     (clear_i),
     .in_valid_i  (req_fire),
     .in_ready_o  (pend_ready),
-    .in_data_i   (req_cmd_q),
+    .in_data_i   (req_pend),
     .out_valid_o (pend_valid),
     .out_ready_i (beat && rd_last_i),
     .out_data_o  (data_cmd),
@@ -200,7 +211,8 @@ module nmsa_load #(
   end
 
   logic unused;
-  assign unused = ^{pend_count, data_cmd};  // only target, addr, index and push_next are needed
+  assign unused = ^{pend_count, req_cmd_q.opcode, req_cmd_q.pop_prev, req_cmd_q.pop_next,
+                    req_cmd_q.push_prev, req_cmd_q.flag_a, req_cmd_q.flag_b, req_cmd_q.part};
 
 endmodule
 

@@ -101,11 +101,42 @@ module nmsa_cmd #(
   logic            req_fire, beat_in;
 
   // min(to_fetch, ChunkCmds), with narrow logic only (ChunkCmds is a power of two).
-  assign chunk_cmds = to_fetch_q[31:ChunkW-1] != '0 ? ChunkW'(ChunkCmds)
-                                                    : ChunkW'(to_fetch_q[ChunkW-2:0]);
+  function automatic logic [ChunkW-1:0] chunk_of(logic [31:0] to_fetch);
+    chunk_of = to_fetch[31:ChunkW-1] != '0 ? ChunkW'(ChunkCmds) : ChunkW'(to_fetch[ChunkW-2:0]);
+  endfunction
 
-  assign req_valid_o     = chunk_cmds != '0 && !abort_i &&
-                           room_q >= CntW'(32'(chunk_cmds) * CmdBeats);
+  // The request and its size are registers (req_avail_q: a chunk is left and the FIFO has room
+  // for it), computed with the state they describe: the state after a request is known from
+  // registers before the request is taken, so taking it only selects (the read DMA's arbiter
+  // and everything behind it see a flop).
+  logic [ChunkW-1:0] chunk_d, chunk_q, chunk_after_fire;
+  logic              req_avail_d, req_avail_q, room_ok_stay, room_ok_fire;
+  logic [CntW-1:0]   room_stay, room_fire;
+
+  assign chunk_cmds       = chunk_q;
+  assign chunk_after_fire = chunk_of(to_fetch_q - 32'(chunk_q));
+  assign room_stay        = room_q + CntW'(fifo_pop);
+  assign room_fire        = room_q - CntW'(32'(chunk_q) * CmdBeats) + CntW'(fifo_pop);
+  assign room_ok_stay     = room_stay >= CntW'(32'(chunk_q) * CmdBeats);
+  assign room_ok_fire     = room_fire >= CntW'(32'(chunk_after_fire) * CmdBeats);
+
+  always_comb begin
+    if (abort_i) begin
+      chunk_d     = '0;
+      req_avail_d = 1'b0;
+    end else if (start_i) begin
+      chunk_d     = chunk_of(count_i);
+      req_avail_d = chunk_d != '0 && room_q >= CntW'(32'(chunk_d) * CmdBeats);
+    end else if (req_fire) begin
+      chunk_d     = chunk_after_fire;
+      req_avail_d = chunk_d != '0 && room_ok_fire;
+    end else begin
+      chunk_d     = chunk_q;
+      req_avail_d = chunk_d != '0 && room_ok_stay;
+    end
+  end
+
+  assign req_valid_o     = req_avail_q && !abort_i;
   assign req_addr_o      = fetch_addr_q;
   assign req_row_bytes_o = 16'(32'(chunk_cmds) * nmsa_pkg::CmdBytes);
   assign req_rows_o      = 16'd1;
@@ -229,7 +260,8 @@ module nmsa_cmd #(
           chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_OPCODE;
         end else if (c.pop_prev || c.push_prev) begin
           chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
-        end else if (c.word1[2:0] != '0 || c.word2[2:0] != '0 || c.size[2:0] != '0) begin
+        end else if (c.word1[BeatOff-1:0] != '0 || c.word2[BeatOff-1:0] != '0 ||
+                     c.size[BeatOff-1:0] != '0) begin
           chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_ALIGN;
         end else if (c.count == '0 || c.size == '0 ||
                      load_start_q + 33'(load_bytes_q) > load_end_q) begin
@@ -250,7 +282,7 @@ module nmsa_cmd #(
         if (c.pop_next || c.push_next) begin
           chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
         end else if (store_narrow ? !narrow_rows_fit :
-                     (c.word1[2:0] != '0 || c.word2[2:0] != '0)) begin
+                     (c.word1[BeatOff-1:0] != '0 || c.word2[BeatOff-1:0] != '0)) begin
           chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_ALIGN;
         end else if (c.count == '0 || store_end > 33'(AccEntries) ||
                      c.size >= 16'(EpiEntries)) begin
@@ -280,11 +312,19 @@ module nmsa_cmd #(
   end
 
   assign dispatch        = chk_valid_q && cmd_ok && cmd_ready && !abort_i;
+
   assign load_valid_o    = chk_valid_q && cmd_ok && !abort_i && chk_cmd_q.opcode == nmsa_pkg::OpLoad;
   assign compute_valid_o = chk_valid_q && cmd_ok && !abort_i &&
                            chk_cmd_q.opcode == nmsa_pkg::OpCompute;
   assign store_valid_o   = chk_valid_q && cmd_ok && !abort_i &&
                            chk_cmd_q.opcode == nmsa_pkg::OpStore;
+
+  // The decode and check registers load on the handshakes without abort_i: what they take while
+  // aborting is never used (abort clears the valid flags), and the enables of their few hundred
+  // flops stay off the abort net.
+  logic dec_load, chk_load;
+  assign chk_load = dec_valid_q && (!chk_valid_q || (cmd_ok && cmd_ready));
+  assign dec_load = have_cmd && (!dec_valid_q || chk_load);
 
   // ---------------------------------------------------------------------------------------------
   // Token balance over the stream: pushes minus pops per counter (load->compute, compute->load,
@@ -409,6 +449,8 @@ module nmsa_cmd #(
       to_fetch_q   <= '0;
       to_decode_q  <= '0;
       room_q       <= CntW'(FifoDepth);
+      chunk_q      <= '0;
+      req_avail_q  <= 1'b0;
       inflight_q   <= '0;
       raw_beats_q  <= '0;
       asm_index_q  <= '0;
@@ -424,6 +466,8 @@ module nmsa_cmd #(
       to_fetch_q   <= '0;
       to_decode_q  <= '0;
       room_q       <= CntW'(FifoDepth);
+      chunk_q      <= '0;
+      req_avail_q  <= 1'b0;
       inflight_q   <= '0;
       raw_beats_q  <= '0;
       asm_index_q  <= '0;
@@ -440,6 +484,8 @@ module nmsa_cmd #(
       to_decode_q  <= to_decode_d;
       // After an abort no request is made again before a soft reset, which restores the room.
       room_q       <= room_d;
+      chunk_q      <= chunk_d;
+      req_avail_q  <= req_avail_d;
       inflight_q   <= inflight_d;
       raw_beats_q  <= raw_beats_d;
       asm_index_q  <= asm_index_d;
@@ -455,7 +501,7 @@ module nmsa_cmd #(
 
   always_ff @(posedge clk_i) begin
     raw_q <= raw_d;
-    if (dec_take) begin
+    if (dec_load) begin
       dec_cmd_q    <= raw_cmd;
       load_bytes_q <= 32'(raw_cmd.count) * 32'(raw_cmd.size);
       act_span_q   <= 32'(count_m1) * 32'(raw_cmd.word1[31:16]);
@@ -466,12 +512,22 @@ module nmsa_cmd #(
         default:             load_end_q <= 33'(EpiEntries) * 33'(EpiBytes);
       endcase
     end
-    if (chk_take) begin
+    if (chk_load) begin
       chk_cmd_q  <= dec_cmd_q;
       chk_code_q <= chk_code_d;
     end
     if (dispatch) last_index_q <= chk_cmd_q.index;
   end
+
+`ifndef SYNTHESIS
+  // The registered request describes the fetch state it was computed for.
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      assert (chunk_q == chunk_of(to_fetch_q));
+      assert (req_avail_q == (chunk_q != '0 && room_q >= CntW'(32'(chunk_q) * CmdBeats)));
+    end
+  end
+`endif
 
 endmodule
 

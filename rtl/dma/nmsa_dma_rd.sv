@@ -66,8 +66,6 @@ module nmsa_dma_rd #(
 
   localparam int unsigned BeatBytes = AxiDataW / 8;
   localparam int unsigned BeatOff   = $clog2(BeatBytes);
-  localparam int unsigned PtrW      = MaxOutstanding > 1 ? $clog2(MaxOutstanding) : 1;
-  localparam int unsigned CntW      = $clog2(MaxOutstanding + 1);
 
   if (AxiDataW < 32 || AxiDataW > 1024 || (AxiDataW & (AxiDataW - 1)) != 0) begin : g_bad_dataw
     $error("nmsa_dma_rd: AxiDataW must be a power of two in [32, 1024]");
@@ -118,9 +116,6 @@ module nmsa_dma_rd #(
     .burst_strb_o (burst_strb)
   );
 
-  logic unused;
-  assign unused = ^{burst_lane, burst_strb};
-
   // ar_valid_o holds until the handshake: nothing but this handshake fills the FIFO or moves the
   // generator on.
   assign ar_valid_o = burst_valid & ~fifo_full;
@@ -135,20 +130,32 @@ module nmsa_dma_rd #(
 
   // ---------------------------------------------------------------------------------------------
   // Bursts in flight: one entry per issued AR (its length and whether it ends a request), popped
-  // when its last beat is delivered.
+  // when its last beat is delivered. The FIFO's head is a register, so rd_last_o is a compare of
+  // two registers away from a flop.
   // ---------------------------------------------------------------------------------------------
-  logic [MaxOutstanding*8-1:0] fifo_len_d, fifo_len_q;
-  logic [MaxOutstanding-1:0]   fifo_last_d, fifo_last_q;
-  logic [PtrW-1:0]             wr_ptr_d, wr_ptr_q, rd_ptr_d, rd_ptr_q;
-  logic [CntW-1:0]             count_d, count_q;
+  localparam int unsigned FifoDepth = MaxOutstanding < 2 ? 2 : 1 << $clog2(MaxOutstanding);
+  localparam int unsigned CntW      = $clog2(FifoDepth) + 1;
+
   logic [7:0]                  beat_d, beat_q;     // beat index within the head burst
   logic [7:0]                  head_len;
-  logic                        head_last, fifo_empty, burst_done, r_hs;
+  logic                        head_last, head_valid, fifo_empty, fifo_room, burst_done, r_hs;
+  logic [CntW-1:0]             fifo_count;
 
-  assign fifo_full  = count_q == CntW'(MaxOutstanding);
-  assign fifo_empty = count_q == '0;
-  assign head_len   = fifo_len_q[rd_ptr_q*8 +: 8];
-  assign head_last  = fifo_last_q[rd_ptr_q];
+  nmsa_fifo #(.Width (9), .Depth (FifoDepth)) u_bursts (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .flush_i     (1'b0),
+    .in_valid_i  (ar_hs),
+    .in_ready_o  (fifo_room),
+    .in_data_i   ({burst_last, ar_len_o}),
+    .out_valid_o (head_valid),
+    .out_ready_i (r_hs && burst_done),
+    .out_data_o  ({head_last, head_len}),
+    .count_o     (fifo_count)
+  );
+
+  assign fifo_full  = fifo_count == CntW'(MaxOutstanding);   // MaxOutstanding <= FifoDepth
+  assign fifo_empty = ~head_valid;
   assign burst_done = beat_q == head_len;
 
   assign r_ready_o  = rd_ready_i;
@@ -156,54 +163,30 @@ module nmsa_dma_rd #(
   assign rd_valid_o = r_valid_i;
   assign rd_data_o  = r_data_i;
   assign rd_resp_o  = r_resp_i;
-  assign rd_last_o  = ~fifo_empty & head_last & burst_done;
+  assign rd_last_o  = head_valid & head_last & burst_done;
 
+  // The engine counts beats itself; r_last_i is only checked (below), never trusted.
   always_comb begin
-    fifo_len_d  = fifo_len_q;
-    fifo_last_d = fifo_last_q;
-    wr_ptr_d    = wr_ptr_q;
-    rd_ptr_d    = rd_ptr_q;
-    count_d     = count_q;
-    beat_d      = beat_q;
-    if (ar_hs) begin
-      fifo_len_d[wr_ptr_q*8 +: 8] = ar_len_o;
-      fifo_last_d[wr_ptr_q]       = burst_last;
-      wr_ptr_d = (wr_ptr_q == PtrW'(MaxOutstanding - 1)) ? '0 : wr_ptr_q + PtrW'(1);
-      count_d  = count_d + CntW'(1);
-    end
-    // The engine counts beats itself; r_last_i is only checked (below), never trusted.
-    if (r_hs && !fifo_empty) begin
-      if (burst_done) begin
-        beat_d   = '0;
-        rd_ptr_d = (rd_ptr_q == PtrW'(MaxOutstanding - 1)) ? '0 : rd_ptr_q + PtrW'(1);
-        count_d  = count_d - CntW'(1);
-      end else begin
-        beat_d = beat_q + 8'd1;
-      end
+    beat_d = beat_q;
+    if (r_hs && head_valid) begin
+      beat_d = burst_done ? '0 : beat_q + 8'd1;
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      wr_ptr_q <= '0;
-      rd_ptr_q <= '0;
-      count_q  <= '0;
-      beat_q   <= '0;
+      beat_q <= '0;
     end else begin
-      wr_ptr_q <= wr_ptr_d;
-      rd_ptr_q <= rd_ptr_d;
-      count_q  <= count_d;
-      beat_q   <= beat_d;
+      beat_q <= beat_d;
     end
   end
 
-  // Entries are qualified by count_q.
-  always_ff @(posedge clk_i) begin
-    fifo_len_q  <= fifo_len_d;
-    fifo_last_q <= fifo_last_d;
-  end
-
   assign busy_o = burst_valid | ~fifo_empty;
+
+  // Narrow rows are the write engine's; the FIFO is deeper than MaxOutstanding when that is not a
+  // power of two, and fifo_full is what limits it.
+  logic unused;
+  assign unused = ^{burst_lane, burst_strb, fifo_room};
 
   // ---------------------------------------------------------------------------------------------
   // Assertions (simulation with --assert, and Yosys -formal; Yosys synthesis defines SYNTHESIS).
