@@ -23,7 +23,7 @@ module nmsa_csr #(
   parameter int unsigned EpiLanes       = 4,
   parameter int unsigned MaxBurstBeats  = 16,
   parameter int unsigned MaxOutstanding = 16,
-  parameter int unsigned ArrayLatency   = 18,
+  parameter int unsigned ArrayLatency   = 19,
   parameter int unsigned StoreRowSlots  = 8,
   parameter int unsigned IncW       = 16     // width of one counter increment
 ) (

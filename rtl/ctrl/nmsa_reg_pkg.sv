@@ -239,9 +239,10 @@ package nmsa_reg_pkg;
   parameter logic [31:0] NMSA_CAP_PIPELINE_STORE_ROWS_MASK = 32'hFF000000;
   // NMSA_CAP_PIPELINE_STORE_ROWS_RESET: top-level parameter StoreRowSlots
 
-  // Enumeration ERR_CODE: Error codes of STATUS.ERR_CODE. Every error is sticky, stops the
-  // command stream cleanly (no further command issued, outstanding AXI transactions complete,
-  // nothing reported as done), sets IRQ_STATUS.ERROR and is cleared by SOFT_RESET.
+  // Enumeration ERR_CODE: Error codes of STATUS.ERR_CODE. Every error is sticky, is recorded
+  // (STATUS, ERR_INFO, IRQ_STATUS.ERROR) the cycle after it is detected, stops the command
+  // stream cleanly (no further command issued, outstanding AXI transactions complete, nothing
+  // reported as done) and is cleared by SOFT_RESET.
   parameter int unsigned NMSA_ERR_CODE_WIDTH = 4;
   parameter logic [3:0] NMSA_ERR_CODE_NONE = 4'h0;
   parameter logic [3:0] NMSA_ERR_CODE_ILLEGAL_META = 4'h1;

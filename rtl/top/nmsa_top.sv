@@ -293,15 +293,20 @@ module nmsa_top #(
     always_comb begin
       tok_d = tok_q[t] + TokW'(tok_push[t]) - TokW'(tok_pop[t]);
     end
-    assign tok_avail[t]    = tok_q[t] != '0;
-    assign tok_overflow[t] = tok_push[t] && !tok_pop[t] && tok_q[t] == '1;
+    assign tok_avail[t] = tok_q[t] != '0;
+    // An overflow is flagged the cycle after the push that wrapped the counter: the flag goes
+    // only to the error logic, and registering it keeps the engines' handshakes out of the
+    // error select.
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
-        tok_q[t] <= '0;
+        tok_q[t]        <= '0;
+        tok_overflow[t] <= 1'b0;
       end else if (clear || run_start) begin
-        tok_q[t] <= '0;
+        tok_q[t]        <= '0;
+        tok_overflow[t] <= 1'b0;
       end else begin
-        tok_q[t] <= tok_d;
+        tok_q[t]        <= tok_d;
+        tok_overflow[t] <= tok_push[t] && !tok_pop[t] && tok_q[t] == '1;
       end
     end
   end
@@ -772,10 +777,10 @@ module nmsa_top #(
                     !rq_valid_q;
   assign busy             = running_q || sr_pending_q;
   assign start_while_busy = start && busy && !soft_reset;
-  assign run_start        = start && !busy && !err_q;
-  assign abort            = err_q || sr_pending_q;
-  assign clear            = sr_pending_q && all_idle;
-  assign bad_base         = run_start && cmd_base[$clog2(AxiDataW/8)-1:0] != '0;
+  assign bad_base         = start && !busy && cmd_base[$clog2(AxiDataW/8)-1:0] != '0;
+  assign run_start        = start && !busy && !err_q && !bad_base;
+  assign abort            = abort_q;
+  assign clear            = clear_q;
 
   // Deadlock: commands wait in the queues, yet nothing is in flight, so no token can ever come
   // (a stream whose tokens form a cycle, or whose fetch stalled before the balance check). A few
@@ -783,7 +788,7 @@ module nmsa_top #(
   assign stuck = running_q && !abort && cmd_quiet && !ld_busy && !cp_busy && !st_busy &&
                  !dr_busy && !dw_busy && !owner_valid && !rq_valid_q &&
                  (load_q_valid || compute_q_valid || store_q_valid);
-  assign stuck_cycles_d = !stuck ? '0 :
+  assign stuck_cycles_d = !stuck_q ? '0 :
                           stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles) ? stuck_cycles_q
                                                                               : stuck_cycles_q + 1'b1;
   assign deadlock = stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles);
@@ -829,6 +834,35 @@ module nmsa_top #(
     if (!running_q && !start_while_busy && !bad_base) new_err = 1'b0;
   end
 
+  // Timing: an error reaches ERR_INFO, the interrupt and abort one cycle after it is raised
+  // (the priority select above sits behind every engine's handshake logic), abort and clear come
+  // from flops (they fan out to every engine), and the deadlock detector counts a registered
+  // `stuck`. A run with an error can so do one more cycle of work before abort, which is
+  // harmless: nothing an engine does in that cycle is reported as a result. A misaligned
+  // CMD_BASE does not start the run at all.
+  logic        err_new_q, abort_q, clear_q, stuck_q;
+  logic [3:0]  err_new_code_q;
+  logic [31:0] err_new_index_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      err_new_q <= 1'b0;
+      abort_q   <= 1'b0;
+      clear_q   <= 1'b0;
+      stuck_q   <= 1'b0;
+    end else begin
+      err_new_q <= new_err && !clear;
+      abort_q   <= err_d || sr_pending_d;
+      clear_q   <= sr_pending_q && all_idle && !clear_q;
+      stuck_q   <= stuck;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    err_new_code_q  <= new_err_code;
+    err_new_index_q <= new_err_index;
+  end
+
   always_comb begin
     running_d    = running_q;
     done_d       = done_q;
@@ -843,16 +877,16 @@ module nmsa_top #(
       running_d = 1'b1;
       done_d    = 1'b0;
     end
-    if (new_err && !err_q) begin
+    if (err_new_q && !err_q) begin
       err_d         = 1'b1;
-      err_code_d    = new_err_code;
-      err_index_d   = new_err_index;
+      err_code_d    = err_new_code_q;
+      err_index_d   = err_new_index_q;
       irq_error_set = 1'b1;
     end
     // The run ends when nothing is left in flight; DONE only if no error happened.
     if (running_q && all_idle && !run_start) begin
       running_d = 1'b0;
-      if (!err_q && !new_err) begin
+      if (!err_q && !err_new_q && !new_err) begin
         done_d       = 1'b1;
         irq_done_set = 1'b1;
       end

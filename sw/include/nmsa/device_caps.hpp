@@ -42,7 +42,7 @@ struct DeviceCaps {
   int max_burst_beats = 16;      // longest AXI4 burst of the DMA engines
   int max_outstanding = 16;      // bursts in flight per DMA engine
   int read_requests = 8;         // read requests with data outstanding
-  int array_latency = 18;        // cycles from a vector entering the array to its results
+  int array_latency = 19;        // cycles from a vector entering the array to its results
   int epi_lanes = 4;             // output channels the epilogue takes per cycle
   int epi_latency = 7;           // cycles through the epilogue
   int store_rows = 8;            // finished rows the store engine buffers

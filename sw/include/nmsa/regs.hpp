@@ -229,9 +229,10 @@ constexpr std::uint32_t CAP_PIPELINE_STORE_ROWS_SHIFT = 24;
 constexpr std::uint32_t CAP_PIPELINE_STORE_ROWS_WIDTH = 8;
 constexpr std::uint32_t CAP_PIPELINE_STORE_ROWS_MASK = 0xFF000000;
 
-// Error codes of STATUS.ERR_CODE. Every error is sticky, stops the command stream cleanly (no
-// further command issued, outstanding AXI transactions complete, nothing reported as done), sets
-// IRQ_STATUS.ERROR and is cleared by SOFT_RESET.
+// Error codes of STATUS.ERR_CODE. Every error is sticky, is recorded (STATUS, ERR_INFO,
+// IRQ_STATUS.ERROR) the cycle after it is detected, stops the command stream cleanly (no further
+// command issued, outstanding AXI transactions complete, nothing reported as done) and is
+// cleared by SOFT_RESET.
 enum class ErrCode : std::uint32_t {
   NONE = 0,
   ILLEGAL_META = 1,
@@ -283,15 +284,15 @@ constexpr std::string_view describe(ErrCode v) {
     case ErrCode::AXI_DECERR:
       return "The DMA's AXI4 master received a DECERR response (read or write, command fetch included).";
     case ErrCode::BAD_OPCODE:
-      return "A fetched command has an opcode that is not defined.";
+      return "A fetched command has an opcode that is not defined, a LOAD names a buffer that does not exist, or a sparse COMPUTE reaches a dense-only build (CAP_ARRAY.SPARSE = 0).";
     case ErrCode::BAD_RANGE:
-      return "A command addresses outside a scratchpad or the accumulator SRAM, has a shape that is zero or larger than the array or the buffers allow, or a host address does not fit the AXI address width.";
+      return "A command addresses outside a scratchpad or the accumulator SRAM, has a shape that is zero or larger than the array or the buffers allow, or a dense COMPUTE names a part beyond M/N - 1 (beyond 0 on a dense-only build).";
     case ErrCode::START_WHILE_BUSY:
       return "CTRL.START was written while STATUS.BUSY was 1. The START is ignored and, like every error, the running stream stops cleanly.";
     case ErrCode::BAD_ALIGN:
       return "A host memory address (CMD_BASE or an address or stride in a command) is not aligned to AXI_DATA_W/8 bytes as the DMA requires.";
     case ErrCode::BAD_DEPS:
-      return "A command's dependency-token flags are impossible for its engine (LOAD popping or pushing a previous stage, STORE a next stage), a token counter would overflow, or the whole stream pops more tokens from a queue than it pushes (it could never finish).";
+      return "A command's dependency-token flags are impossible for its engine (LOAD popping or pushing a previous stage, STORE a next stage), a token counter would overflow, the whole stream pops more tokens from a queue than it pushes (it could never finish), or commands wait in the engine queues while nothing is in flight for a few cycles in a row (their tokens form a cycle).";
   }
   return "value outside the enumeration";
 }
