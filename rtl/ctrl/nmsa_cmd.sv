@@ -114,7 +114,12 @@ module nmsa_cmd #(
   logic [CntW-1:0]   room_stay, room_fire;
 
   assign chunk_cmds       = chunk_q;
-  assign chunk_after_fire = chunk_of(to_fetch_q - 32'(chunk_q));
+  // chunk_of(to_fetch_q - chunk_q) without a 32-bit subtraction: from 2*ChunkCmds commands up a
+  // full chunk is left; below, the difference fits in ChunkW bits.
+  logic [ChunkW-1:0] left_after_fire;
+  assign left_after_fire  = to_fetch_q[ChunkW-1:0] - chunk_q;
+  assign chunk_after_fire = to_fetch_q[31:ChunkW] != '0 || left_after_fire[ChunkW-1]
+                          ? ChunkW'(ChunkCmds) : {1'b0, left_after_fire[ChunkW-2:0]};
   assign room_stay        = room_q + CntW'(fifo_pop);
   assign room_fire        = room_q - CntW'(32'(chunk_q) * CmdBeats) + CntW'(fifo_pop);
   assign room_ok_stay     = room_stay >= CntW'(32'(chunk_q) * CmdBeats);
@@ -524,6 +529,7 @@ module nmsa_cmd #(
   always @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
       assert (chunk_q == chunk_of(to_fetch_q));
+      assert (chunk_after_fire == chunk_of(to_fetch_q - 32'(chunk_q)));
       assert (req_avail_q == (chunk_q != '0 && room_q >= CntW'(32'(chunk_q) * CmdBeats)));
     end
   end
