@@ -933,7 +933,7 @@ module nmsa_top #(
   localparam int unsigned MetaBytes = Sparse ? Cols * N * IdxW / 8 : 0;
   localparam int unsigned BeatBytes = AxiDataW / 8;
 
-  if ((Cols * N * IdxW) % 8 != 0) begin : g_bad_meta_bytes
+  if (Sparse && (Cols * N * IdxW) % 8 != 0) begin : g_bad_meta_bytes
     $error("nmsa_top: the metadata of a PE row must be whole bytes");
   end
 

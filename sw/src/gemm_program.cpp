@@ -1476,9 +1476,10 @@ std::optional<CyclePrediction> predict(
 // flight cannot stream at a read latency of 100. The program runs as a sequence of
 // windows, one per weight batch: while the array computes the tiles of batch j, the DMA brings in
 // what batch j+1 needs and writes back finished blocks. A window takes max(compute, DMA) cycles:
-//   compute = its beats (one per cycle) plus the bubbles of docs/architecture.md section 8: a
-//             tile of T < L + Rows beats cannot hide the next tile's weight load, and costs on
-//             average (L + Rows - T) / 2 idle cycles;
+//   compute = its beats (one per cycle) plus a bubble per tile in the spirit of
+//             docs/architecture.md section 8: a tile of T < L + Rows beats is taken not to hide
+//             the next tile's weight load, and to cost on average (L + Rows - T) / 2 idle cycles
+//             (a rough bound: the array's own limit is W + Rows, the engine's 2*Rows + Cols + 5);
 //   DMA     = (bytes of the LOADs and STOREs issued in it + 32 per command fetched) / bandwidth.
 // Before the first beat: the read latency, the commands and data the first tile needs, and the
 // Rows cycles of its weight load into the array. After the last beat: the array latency L, the
