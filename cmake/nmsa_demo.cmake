@@ -10,6 +10,7 @@ string(TOUPPER "${CMAKE_BUILD_TYPE}" _nmsa_build_type)
 string(STRIP "${CMAKE_BUILD_TYPE} ${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_nmsa_build_type}} ${_nmsa_compile_options}" _nmsa_flags)
 target_compile_definitions(nmsa_demo PRIVATE
   NMSA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+  NMSA_BUILD_DIR="${CMAKE_BINARY_DIR}"
   NMSA_VERILATOR_VERSION="${verilator_VERSION}"
   NMSA_BUILD_FLAGS="${_nmsa_flags}")
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "nmsa/device.hpp"
+#include "nmsa/fpga_results.hpp"
 #include "nmsa/int8_mlp.hpp"
 #include "nmsa/mlp_device.hpp"
 #include "nmsa/onnx_export.hpp"
@@ -70,7 +71,9 @@ const char* kHelp =
     "  --test-images N         test images (0: all 10000; default 0)\n"
     "  --batch N               images per device batch (default 100)\n"
     "  --calibration-images N  validation images for INT8 calibration (default 2000)\n"
-    "  --clock-mhz F           the clock for latencies in microseconds (default 100)\n"
+    "  --clock-mhz F           a clock for latencies in microseconds, reported as stated, not\n"
+    "                          measured (default: the measured Fmax of the configuration,\n"
+    "                          build/fpga or syn/results; docs/fpga.md)\n"
     "  --seed N                weight initialization and data order (default 1)\n"
     "  --threads N             worker threads (default: the cores, at most 4)\n"
     "  --wide-rtl-batches N    batches of the wider model run on the RTL (default 20; its\n"
@@ -89,7 +92,7 @@ struct DemoOptions {
   int test_images = 0;
   int batch = 100;
   int calibration_images = 2000;
-  double clock_mhz = 100.0;
+  double clock_mhz = 0.0;  // 0: the measured Fmax
   std::uint64_t seed = 1;
   int threads = 0;
   int wide_rtl_batches = 20;
@@ -140,7 +143,7 @@ DemoOptions parse_options(int argc, char** argv) {
   int_option("--test-images", 0, 10000, o.test_images);
   int_option("--batch", 1, 10000, o.batch);
   int_option("--calibration-images", 1, 30000, o.calibration_images);
-  o.clock_mhz = args.get_double("--clock-mhz", o.clock_mhz, 1e-3, 1e5);
+  if (args.has("--clock-mhz")) o.clock_mhz = args.get_double("--clock-mhz", 0.0, 1e-3, 1e5);
   o.seed = static_cast<std::uint64_t>(
       args.get_int("--seed", static_cast<long>(o.seed), 0, 1'000'000'000'000'000L));
   int_option("--threads", 1, 64, o.threads);
@@ -197,6 +200,56 @@ std::string fixed(double v, int digits) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+// The report's clock: the measured Fmax of the configuration (docs/fpga.md), unless --clock-mhz
+// states one; and, for a configuration with a dense-only counterpart, what the N:M support costs
+// at equal area. The dense-only design's cycles for the deployed model are the measured
+// same-array speedup scaled by the cycle model's dense-only over dense-on-this-array cycles.
+void set_clock_and_hardware_cost(DeploymentReport& rep, const DemoOptions& opt,
+                                 const DeviceCaps& caps, const std::vector<int>& sizes,
+                                 Eigen::Index batch, const PerfModelParams& perf) {
+  const std::optional<FpgaResult> fpga =
+      find_fpga_result(NMSA_SOURCE_DIR, NMSA_BUILD_DIR, "ecp5", opt.config);
+  const std::string current_rtl = rtl_hash(NMSA_SOURCE_DIR);
+  auto provenance = [&current_rtl](const FpgaResult& r) {
+    return r.describe() + (r.rtl_hash == current_rtl ? "; measured on this RTL"
+                                                     : "; the RTL has changed since");
+  };
+  if (opt.clock_mhz > 0) {
+    rep.clock_mhz = opt.clock_mhz;
+    rep.clock_measured = false;
+    rep.clock_source = fixed(opt.clock_mhz, 1) + " MHz, stated with --clock-mhz, not measured";
+  } else if (fpga) {
+    rep.clock_mhz = fpga->fmax_mhz_median;
+    rep.clock_measured = true;
+    rep.clock_source = provenance(*fpga);
+  } else {
+    rep.clock_source = "no place-and-route result of " + opt.config +
+                       " (make pnr CONFIG=" + opt.config + "): cycles only";
+  }
+  if (opt.config != "default" || !fpga) return;
+  const std::optional<FpgaResult> dense =
+      find_fpga_result(NMSA_SOURCE_DIR, NMSA_BUILD_DIR, "ecp5", "dense_only");
+  if (!dense) return;
+  HardwareCost h;
+  h.device = fpga->device;
+  h.sparse_source = provenance(*fpga);
+  h.dense_source = provenance(*dense);
+  h.sparse_luts = fpga->luts();
+  h.dense_luts = dense->luts();
+  h.sparse_dsps = fpga->dsps();
+  h.dense_dsps = dense->dsps();
+  h.sparse_brams = fpga->brams();
+  h.dense_brams = dense->brams();
+  h.sparse_fmax_mhz = fpga->fmax_mhz_median;
+  h.dense_fmax_mhz = dense->fmax_mhz_median;
+  const double dense_only = static_cast<double>(predict_mlp_batch_cycles(
+      DeviceCaps::named("dense_only"), sizes, batch, GemmMode::DENSE, perf));
+  const double dense_here =
+      static_cast<double>(predict_mlp_batch_cycles(caps, sizes, batch, GemmMode::DENSE, perf));
+  h.cycles_ratio = rep.effective_speedup * dense_only / dense_here;
+  rep.hardware = h;
 }
 
 std::string command_output(const std::string& cmd) {
@@ -510,7 +563,6 @@ int run_demo(const DemoOptions& opt) {
   rep.dataset = "Fashion-MNIST test set (" + std::to_string(data.test.images.rows()) + " images)";
   rep.test_images = static_cast<int>(data.test.images.rows());
   rep.device = "rtl:" + opt.config + " (" + caps.describe() + ")";
-  rep.clock_mhz = opt.clock_mhz;
   const auto& labels = data.test.labels;
   rep.dense_fp32_accuracy = dense_eval.fp32_test;
   rep.dense_int8_accuracy = top1_accuracy(dense_eval.int8, rtl_dense.accumulators, labels);
@@ -519,6 +571,7 @@ int run_demo(const DemoOptions& opt) {
   rep.quality_delta_pp = 100.0 * (rep.sparse_int8_accuracy - rep.dense_fp32_accuracy);
   rep.effective_speedup = static_cast<double>(rtl_dense.total_cycles()) /
                           static_cast<double>(rtl_dep.total_cycles());
+  set_clock_and_hardware_cost(rep, opt, caps, base_sizes, batch, perf);
   // What the fallbacks cost: the cycle model's all-dense over all-sparse ratio for the same
   // batches (a ratio of two predictions, so that the memory model's random gaps cancel).
   auto predict_run = [&](GemmMode mode) {
@@ -717,7 +770,7 @@ int run_demo(const DemoOptions& opt) {
                    std::to_string(data.val.images.rows()) + " validation / " +
                    std::to_string(data.test.images.rows()) + " test"},
       {"batch", std::to_string(batch)},
-      {"clock (stated)", fixed(opt.clock_mhz, 1) + " MHz"},
+      {"clock", rep.clock_source.empty() ? "n/a" : rep.clock_source},
   };
 
   write_report(rep, opt.out);
@@ -738,14 +791,24 @@ int run_demo(const DemoOptions& opt) {
   std::printf("%-46s %zu (%s of the deployed cycles)\n", "dense-fallback layers",
               rep.fallback_layers.size(), percent(rep.fallback_cycle_share).c_str());
   std::printf("%-46s %s\n", "PE utilization (deployed)", percent(rep.pe_utilization).c_str());
-  std::printf("%-46s %llu / %llu / %llu cycles (%s / %s / %s us at %.0f MHz)\n",
-              "latency per batch p50 / p95 / p99",
-              static_cast<unsigned long long>(rep.deployed_latency.p50),
-              static_cast<unsigned long long>(rep.deployed_latency.p95),
-              static_cast<unsigned long long>(rep.deployed_latency.p99),
-              fixed(rep.deployed_latency.p50 / opt.clock_mhz, 1).c_str(),
-              fixed(rep.deployed_latency.p95 / opt.clock_mhz, 1).c_str(),
-              fixed(rep.deployed_latency.p99 / opt.clock_mhz, 1).c_str(), opt.clock_mhz);
+  const auto p50 = static_cast<unsigned long long>(rep.deployed_latency.p50);
+  const auto p95 = static_cast<unsigned long long>(rep.deployed_latency.p95);
+  const auto p99 = static_cast<unsigned long long>(rep.deployed_latency.p99);
+  if (rep.clock_mhz > 0) {
+    std::printf("%-46s %llu / %llu / %llu cycles (%s / %s / %s us at %.1f MHz, %s)\n",
+                "latency per batch p50 / p95 / p99", p50, p95, p99,
+                fixed(p50 / rep.clock_mhz, 1).c_str(), fixed(p95 / rep.clock_mhz, 1).c_str(),
+                fixed(p99 / rep.clock_mhz, 1).c_str(), rep.clock_mhz,
+                rep.clock_measured ? "measured Fmax" : "stated");
+  } else {
+    std::printf("%-46s %llu / %llu / %llu cycles (no measured clock: %s)\n",
+                "latency per batch p50 / p95 / p99", p50, p95, p99, rep.clock_source.c_str());
+  }
+  if (rep.hardware) {
+    std::printf("%-46s %s x throughput per LUT, %s x per DSP (N:M vs dense-only)\n",
+                "equal-area speedup", fixed(rep.hardware->per_lut_ratio(), 2).c_str(),
+                fixed(rep.hardware->per_dsp_ratio(), 2).c_str());
+  }
   std::printf("%-46s %s %s vs dense INT8 %s (%llu vs %llu cycles p50)\n",
               "equal latency budget: wider 2:4", eb.sparse_model.c_str(),
               percent(wide_rtl_acc).c_str(), percent(rep.dense_int8_accuracy).c_str(),

@@ -72,6 +72,14 @@ LatencySummary summarized(LatencySummary l) {
 
 bool has_clock(const DeploymentReport& r) { return std::isfinite(r.clock_mhz) && r.clock_mhz > 0; }
 
+// "124.9 MHz (measured Fmax)" or "100.0 MHz (stated, not measured)", or "n/a".
+std::string clock_label(const DeploymentReport& r) {
+  if (!has_clock(r)) return "n/a";
+  char mhz[32];
+  std::snprintf(mhz, sizeof mhz, "%.1f MHz", r.clock_mhz);
+  return std::string(mhz) + (r.clock_measured ? " (measured Fmax)" : " (stated, not measured)");
+}
+
 double ratio_or_nan(std::uint64_t num, std::uint64_t den) {
   return den == 0 ? kNotMeasured : static_cast<double>(num) / static_cast<double>(den);
 }
@@ -835,6 +843,28 @@ std::string report_json(const DeploymentReport& r) {
   j["test_images"] = r.test_images;
   j["device"] = r.device;
   j["clock_mhz"] = has_clock(r) ? Json(r.clock_mhz) : Json(nullptr);  // 0: no clock stated
+  j["clock_measured"] = r.clock_measured;
+  j["clock_source"] = r.clock_source;
+  if (r.hardware) {
+    const HardwareCost& h = *r.hardware;
+    j["hardware"] = {{"device", h.device},
+                     {"sparse_source", h.sparse_source},
+                     {"dense_only_source", h.dense_source},
+                     {"sparse_luts", h.sparse_luts},
+                     {"dense_only_luts", h.dense_luts},
+                     {"sparse_dsps", h.sparse_dsps},
+                     {"dense_only_dsps", h.dense_dsps},
+                     {"sparse_brams", h.sparse_brams},
+                     {"dense_only_brams", h.dense_brams},
+                     {"sparse_fmax_mhz", h.sparse_fmax_mhz},
+                     {"dense_only_fmax_mhz", h.dense_fmax_mhz},
+                     {"cycles_ratio", number(h.cycles_ratio)},
+                     {"throughput_ratio", number(h.throughput_ratio())},
+                     {"throughput_per_lut_ratio", number(h.per_lut_ratio())},
+                     {"throughput_per_dsp_ratio", number(h.per_dsp_ratio())}};
+  } else {
+    j["hardware"] = nullptr;
+  }
   j["dense_fp32_accuracy"] = number(r.dense_fp32_accuracy);
   j["dense_int8_accuracy"] = number(r.dense_int8_accuracy);
   j["sparse_fp32_accuracy"] = number(r.sparse_fp32_accuracy);
@@ -958,6 +988,25 @@ std::string report_json(const DeploymentReport& r) {
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
+// The equal-area comparison as rows of (figure, N:M design, dense-only design): the same rows in
+// report.md and index.html.
+std::vector<std::vector<std::string>> hardware_rows(const HardwareCost& h) {
+  auto mhz = [](double v) { return fixed(v, 1) + " MHz"; };
+  return {
+      {"LUT4 cells", grouped(h.sparse_luts), grouped(h.dense_luts)},
+      {"DSPs (MULT18X18D)", grouped(h.sparse_dsps), grouped(h.dense_dsps)},
+      {"block RAMs", grouped(h.sparse_brams), grouped(h.dense_brams)},
+      {"Fmax (median of seeds)", mhz(h.sparse_fmax_mhz), mhz(h.dense_fmax_mhz)},
+      {"LUT overhead of N:M support",
+       percent(static_cast<double>(h.sparse_luts) / static_cast<double>(h.dense_luts) - 1.0, 1),
+       ""},
+      {"deployed model: cycles ratio (dense-only / deployed)", times(h.cycles_ratio), ""},
+      {"throughput (MACs/s) ratio", times(h.throughput_ratio()), ""},
+      {"throughput per LUT ratio (iso-area speedup)", times(h.per_lut_ratio()), ""},
+      {"throughput per DSP ratio", times(h.per_dsp_ratio()), ""},
+  };
+}
+
 // --- report.md -----------------------------------------------------------------------------------
 
 std::string report_markdown(const DeploymentReport& r) {
@@ -965,8 +1014,8 @@ std::string report_markdown(const DeploymentReport& r) {
   std::ostringstream out;
   out << "# " << md(r.title) << "\n\n";
   out << "Dataset: " << md(or_dash(r.dataset)) << " · test images: " << r.test_images
-      << " · device: " << md(or_dash(r.device)) << " · clock: "
-      << (has_clock(r) ? fixed(r.clock_mhz, 0) + " MHz" : "n/a") << "\n\n";
+      << " · device: " << md(or_dash(r.device)) << " · clock: " << md(clock_label(r)) << "\n\n";
+  if (!r.clock_source.empty()) out << "Clock: " << md(r.clock_source) << "\n\n";
 
   out << "## Summary\n\n";
   std::vector<std::vector<std::string>> rows = {
@@ -1035,6 +1084,19 @@ std::string report_markdown(const DeploymentReport& r) {
         << times(r.all_sparse_speedup_predicted) << ".\n\n";
   }
 
+  out << "## Hardware cost at equal area\n\n";
+  if (!r.hardware) {
+    out << kMdMissing;
+  } else {
+    out << "The device with N:M support against the dense-only design of the same multipliers, "
+           "both placed and routed on "
+        << md(r.hardware->device) << ". The same-array speedup (" << times(r.effective_speedup)
+        << ") runs dense layers on the N:M array; this one charges the N:M support its area.\n\n"
+        << md_table({"figure", "N:M design", "dense-only"}, hardware_rows(*r.hardware), "lrr")
+        << "\nSources: " << md(r.hardware->sparse_source) << "; " << md(r.hardware->dense_source)
+        << ". Dense-only cycles from the cycle model (exact against the RTL).\n\n";
+  }
+
   out << "## Dense-fallback impact\n\n";
   if (r.layers.empty() && r.fallback_layers.empty()) {
     out << kMdMissing;
@@ -1096,7 +1158,7 @@ std::string report_markdown(const DeploymentReport& r) {
     out << kMdMissing;
   } else {
     out << "Device cycles per batch (nearest-rank percentiles); microseconds at "
-        << (has_clock(r) ? fixed(r.clock_mhz, 0) + " MHz" : "an unstated clock (n/a)") << ".\n\n";
+        << (has_clock(r) ? clock_label(r) : "an unstated clock (n/a)") << ".\n\n";
     out << md_table({"run", "batch", "batches", "p50 cycles", "p95 cycles", "p99 cycles",
                      "p50", "p95", "p99", "total cycles"},
                     rows, "lrrrrrrrrr");
@@ -1247,6 +1309,7 @@ const SectionDef kSections[] = {
     {"targets", "Targets"},
     {"layers", "Supported layer matrix"},
     {"speedup", "Speedup"},
+    {"hardware", "Hardware cost"},
     {"fallback", "Dense-fallback impact"},
     {"utilization", "PE utilization"},
     {"metadata", "Metadata overhead"},
@@ -1282,7 +1345,7 @@ std::string html_summary(const DeploymentReport& r, const Derived& d) {
       {"test images",
        r.test_images > 0 ? grouped(static_cast<std::uint64_t>(r.test_images)) : "n/a"},
       {"device", esc(or_dash(r.device))},
-      {"clock (stated)", has_clock(r) ? fixed(r.clock_mhz, 0) + " MHz" : "n/a"},
+      {"clock", esc(clock_label(r))},
       {"dense FP32 / INT8 top-1",
        percent(r.dense_fp32_accuracy) + " / " + percent(r.dense_int8_accuracy)},
       {"sparse FP32 / INT8 top-1 (deployed)",
@@ -1363,6 +1426,27 @@ std::string html_speedup(const DeploymentReport& r, const Derived& d) {
     out << table;
   }
   out << speedup_figure(r);
+  return out.str();
+}
+
+std::string html_hardware(const DeploymentReport& r) {
+  if (!r.hardware) return missing("no place-and-route results of both designs");
+  const HardwareCost& h = *r.hardware;
+  std::vector<std::vector<std::string>> rows;
+  for (auto row : hardware_rows(h)) {
+    for (auto& cell : row) cell = esc(cell);
+    rows.push_back(row);
+  }
+  std::ostringstream out;
+  out << "<p>The device with N:M support against the dense-only design of the same multipliers "
+         "(no decoder, no lane muxes, no metadata path), both placed and routed on "
+      << esc(h.device) << ". The same-array speedup (" << esc(times(r.effective_speedup))
+      << ") runs dense layers on the N:M array; the ratios below charge the N:M support its "
+         "area.</p>\n"
+      << html_table({"figure", "N:M design", "dense-only"}, rows, "lrr")
+      << "<p class=\"note\">Sources: " << esc(h.sparse_source) << "; " << esc(h.dense_source)
+      << ". Dense-only cycles come from the cycle model, which the regression holds exact against "
+         "the RTL.</p>\n";
   return out.str();
 }
 
@@ -1452,8 +1536,7 @@ std::string html_latency(const DeploymentReport& r, const Derived& d) {
   if (rows.empty()) return kMissing;
   std::ostringstream out;
   out << "<p>Device cycles per batch, nearest-rank percentiles; microseconds at "
-      << (has_clock(r) ? "the stated " + fixed(r.clock_mhz, 0) + " MHz clock"
-                       : "an unstated clock (n/a)")
+      << (has_clock(r) ? esc(clock_label(r)) : "an unstated clock (n/a)")
       << ".</p>\n"
       << html_table({"run", "batch", "batches", "p50 cycles", "p95 cycles", "p99 cycles", "p50",
                      "p95", "p99"},
@@ -1543,6 +1626,7 @@ std::string report_html(const DeploymentReport& r) {
   std::map<std::string, std::string> body = {
       {"summary", html_summary(r, d)},       {"targets", html_targets(r)},
       {"layers", html_layers(r)},            {"speedup", html_speedup(r, d)},
+      {"hardware", html_hardware(r)},
       {"fallback", html_fallback(r)},        {"utilization", html_utilization(r)},
       {"metadata", html_metadata(r, d)},     {"latency", html_latency(r, d)},
       {"quality", html_quality(r)},          {"equal-budget", html_equal_budget(r)},
@@ -1555,7 +1639,7 @@ std::string report_html(const DeploymentReport& r) {
       << "<title>" << esc(r.title) << "</title>\n<style>" << kCss << "</style>\n</head>\n<body>\n"
       << "<main>\n<header>\n<h1>" << esc(r.title) << "</h1>\n<p class=\"sub\">"
       << esc(or_dash(r.dataset)) << " &middot; " << esc(or_dash(r.device)) << " &middot; "
-      << (has_clock(r) ? fixed(r.clock_mhz, 0) + " MHz (stated clock)" : "clock not stated")
+      << esc(clock_label(r))
       << "</p>\n<nav>";
   for (const SectionDef& s : kSections) {
     out << "<a href=\"#" << s.id << "\">" << s.title << "</a>";

@@ -116,12 +116,41 @@ struct ReportTarget {
   bool met = false;
 };
 
+// What 2:4 costs at equal area: the device that ran (N:M support) and the dense-only design of the
+// same multipliers, both placed and routed (docs/fpga.md). Throughput is dense-equivalent MACs per
+// cycle times Fmax; per LUT and per DSP it compares the two designs at equal area.
+struct HardwareCost {
+  std::string device;                 // "LFE5U-85F-8BG381"
+  std::string sparse_source, dense_source;  // the result files, described (FpgaResult)
+  std::uint64_t sparse_luts = 0, dense_luts = 0;
+  std::uint64_t sparse_dsps = 0, dense_dsps = 0;
+  std::uint64_t sparse_brams = 0, dense_brams = 0;
+  double sparse_fmax_mhz = 0, dense_fmax_mhz = 0;
+  // The deployed model's cycles on the dense-only design over its cycles as deployed: the
+  // dense-only cycles come from the cycle model (exact against the RTL in the regression).
+  double cycles_ratio = kNotMeasured;
+  double throughput_ratio() const {  // sparse over dense-only, in MACs per second
+    return cycles_ratio * sparse_fmax_mhz / dense_fmax_mhz;
+  }
+  double per_lut_ratio() const {
+    return throughput_ratio() * static_cast<double>(dense_luts) / static_cast<double>(sparse_luts);
+  }
+  double per_dsp_ratio() const {
+    return throughput_ratio() * static_cast<double>(dense_dsps) / static_cast<double>(sparse_dsps);
+  }
+};
+
 struct DeploymentReport {
   std::string title = "nmsa sparsity deployment report";
   std::string dataset;  // "Fashion-MNIST test set (10000 images)"
   int test_images = 0;
   std::string device;   // "rtl:default (8x8 2:4, ...)": DeviceCaps::describe() with the backend
-  double clock_mhz = 0.0;  // the stated clock for microsecond figures
+  double clock_mhz = 0.0;  // the clock for microsecond figures
+  // Where the clock comes from: the measured Fmax of the configuration that ran (its result file,
+  // described), or "stated by the user, not measured".
+  std::string clock_source;
+  bool clock_measured = false;
+  std::optional<HardwareCost> hardware;  // the equal-area comparison, when both designs were measured
 
   // Headline figures (report.json top-level keys of the same names).
   double dense_fp32_accuracy = kNotMeasured;

@@ -1,0 +1,114 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// The FPGA result files a report cites (sw/include/nmsa/fpga_results.hpp): reading them, finding
+// the fresh or the published one, the RTL hash agreeing with syn/fpga.py's, and every published
+// result in syn/results reading back.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../common/expect_throw.hpp"
+#include "nmsa/fpga_results.hpp"
+
+namespace nmsa {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_throw_containing;
+
+// A result as syn/fpga.py writes it.
+const char* kResult = R"({
+  "target": "ecp5", "config": "default", "top": "nmsa_top",
+  "rtl_hash": "0123456789abcdef", "git_revision": "abc123", "date": "2026-12-03T10:00:00Z",
+  "yosys": "Yosys 0.70", "device": "LFE5U-85F-8BG381",
+  "nextpnr": "nextpnr-0.11.1", "clock_constraint_mhz": 125.0,
+  "seeds": [{"seed": 1, "fmax_mhz": 130.5}, {"seed": 2, "fmax_mhz": 128.0},
+            {"seed": 3, "fmax_mhz": 133.0}],
+  "fmax_mhz_best": 133.0, "fmax_mhz_median": 130.5,
+  "utilization": {"TRELLIS_COMB": {"used": 20000, "available": 83640},
+                  "MULT18X18D": {"used": 146, "available": 156},
+                  "DP16KD": {"used": 109, "available": 208}}
+})";
+
+class FpgaResultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("nmsa_fpga_results_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "build" / "fpga");
+    fs::create_directories(dir_ / "src" / "syn" / "results");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+  fs::path dir_;
+};
+
+TEST_F(FpgaResultsTest, ReadsAPlaceAndRouteResult) {
+  write(dir_ / "r.json", kResult);
+  const FpgaResult r = read_fpga_result((dir_ / "r.json").string());
+  EXPECT_EQ(r.config, "default");
+  EXPECT_DOUBLE_EQ(r.fmax_mhz_median, 130.5);
+  EXPECT_EQ(r.seeds, 3);
+  EXPECT_EQ(r.luts(), 20000u);
+  EXPECT_EQ(r.dsps(), 146u);
+  EXPECT_EQ(r.brams(), 109u);
+  const std::string d = r.describe();
+  for (const char* needle : {"130.5 MHz", "3 seed", "LFE5U-85F-8BG381", "out of context",
+                             "Yosys 0.70", "abc123", "r.json"}) {
+    EXPECT_NE(d.find(needle), std::string::npos) << needle << " not in: " << d;
+  }
+}
+
+TEST_F(FpgaResultsTest, RejectsFilesThatAreNotResults) {
+  const std::string synth_only = std::string(kResult).replace(
+      std::string(kResult).find("\"fmax_mhz_median\": 130.5"), 24, "\"fmax_mhz_median\": null");
+  write(dir_ / "synth.json", synth_only);
+  expect_throw_containing([&] { read_fpga_result((dir_ / "synth.json").string()); },
+                          std::vector<std::string>{"synth.json", "fmax_mhz_median"});
+  write(dir_ / "garbage.json", "{ not json");
+  expect_throw_containing([&] { read_fpga_result((dir_ / "garbage.json").string()); },
+                          std::vector<std::string>{"garbage.json", "not JSON"});
+  expect_throw_containing([&] { read_fpga_result((dir_ / "absent.json").string()); },
+                          "absent.json");
+}
+
+TEST_F(FpgaResultsTest, PrefersAFreshResultToThePublishedOne) {
+  const std::string src = (dir_ / "src").string(), build = (dir_ / "build").string();
+  EXPECT_FALSE(find_fpga_result(src, build, "ecp5", "default").has_value());
+  write(dir_ / "src" / "syn" / "results" / "ecp5-default.json", kResult);
+  auto published = find_fpga_result(src, build, "ecp5", "default");
+  ASSERT_TRUE(published.has_value());
+  EXPECT_NE(published->path.find("syn/results"), std::string::npos);
+  std::string fresh = kResult;
+  fresh.replace(fresh.find("\"fmax_mhz_median\": 130.5"), 24, "\"fmax_mhz_median\": 140.0");
+  write(dir_ / "build" / "fpga" / "ecp5-default.json", fresh);
+  EXPECT_DOUBLE_EQ(find_fpga_result(src, build, "ecp5", "default")->fmax_mhz_median, 140.0);
+  // A module's result has its name in the file name.
+  EXPECT_FALSE(find_fpga_result(src, build, "ecp5", "default", "nmsa_pe").has_value());
+}
+
+// syn/fpga.py and the library hash the RTL alike, so a report can tell a stale measurement.
+TEST(FpgaResults, RtlHashAgreesWithTheFlow) {
+  const std::string cmd = "cd '" NMSA_SOURCE_DIR
+                          "' && python3 -c 'import sys; sys.path.insert(0, \"syn\"); import fpga; "
+                          "print(fpga.rtl_hash())'";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  ASSERT_TRUE(pipe);
+  char buf[64] = {};
+  ASSERT_NE(std::fgets(buf, sizeof buf, pipe.get()), nullptr);
+  std::string python(buf);
+  while (!python.empty() && (python.back() == '\n' || python.back() == '\r')) python.pop_back();
+  EXPECT_EQ(rtl_hash(NMSA_SOURCE_DIR), python);
+  EXPECT_EQ(python.size(), 16u);
+}
+
+}  // namespace
+}  // namespace nmsa
