@@ -42,6 +42,8 @@ TARGET ?= ecp5
 CONFIG ?= default
 TOP    ?= nmsa_top
 SEEDS  ?= 1,2,3
+# fpga-bench: the iCEBreaker's configuration (empty: syn/board.sh picks the smallest one).
+ICE40_CONFIG ?=
 synth: deps
 	python3 syn/fpga.py synth --target $(TARGET) --config $(CONFIG) --top $(TOP) --dir $(BUILD_DIR)/fpga
 
@@ -51,6 +53,19 @@ pnr: deps
 
 fpga-report:
 	python3 syn/fpga.py report --dir $(BUILD_DIR)/fpga
+
+# The FPGA benchmark (about an hour on 2 cores): the whole accelerator and the bare array of
+# `default` and of `dense_only` placed and routed on the LFE5U-85F, the iCEBreaker build, and
+# $(BUILD_DIR)/bench/fpga.json with the figures of docs/fpga.md. The iCEBreaker step may report
+# that the design does not fit; the benchmark file says so.
+fpga-bench: deps
+	python3 syn/fpga.py pnr --target ecp5 --config default --seeds $(SEEDS) --no-bitstream --dir $(BUILD_DIR)/fpga
+	python3 syn/fpga.py pnr --target ecp5 --config dense_only --seeds $(SEEDS) --no-bitstream --dir $(BUILD_DIR)/fpga
+	python3 syn/fpga.py pnr --target ecp5 --config default --top nmsa_array --seeds 1 --no-bitstream --dir $(BUILD_DIR)/fpga
+	python3 syn/fpga.py pnr --target ecp5 --config dense_only --top nmsa_array --seeds 1 --no-bitstream --dir $(BUILD_DIR)/fpga
+	-bash syn/board.sh icebreaker $(ICE40_CONFIG)
+	python3 syn/fpga.py report --dir $(BUILD_DIR)/fpga
+	python3 syn/fpga.py bench --dir $(BUILD_DIR)/fpga --out $(BUILD_DIR)/bench/fpga.json
 
 # A board's bitstream (docs/fpga.md): BOARD=ulx3s or icebreaker; CONFIG= a configuration of
 # rtl/configs.json (default: small on ULX3S, the smallest one on iCEBreaker). Output and the

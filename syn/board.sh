@@ -159,11 +159,13 @@ for name, used, avail, pct in re.findall(r"Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+(\d
     if int(used) > int(avail):
         over.append(name)
 timing_met = None
+fmax = None
 if os.path.exists(report):
     try:
         r = json.load(open(report))
         for clk, f in r.get("fmax", {}).items():
             ok = f["achieved"] >= f["constraint"]
+            fmax = f["achieved"] if fmax is None else min(fmax, f["achieved"])
             timing_met = ok if timing_met is None else timing_met and ok
             lines.append(f"Fmax           {f['achieved']:.1f} MHz on {clk} "
                          f"(clock {f['constraint']:.1f} MHz: {'met' if ok else 'MISSED'})")
@@ -189,6 +191,13 @@ else:
     verdict = "fits, timing met"
 lines.append(f"result         {verdict} (place and route {secs} s)")
 print("\n".join(lines))
+# The same facts for make fpga-bench (syn/fpga.py bench).
+device = {"ulx3s": "LFE5U-85F-6BG381", "icebreaker": "iCE40UP5K-SG48"}[board]
+json.dump({"board": board, "device": device, "configuration": config,
+           "fits": not over and fmax is not None,  # placed and routed
+           "fmax_mhz": round(fmax, 2) if fmax is not None else None,
+           "timing_met": timing_met, "verdict": verdict},
+          open(f"{out}/summary.json", "w"), indent=2)
 EOF
 cat "$out/summary.txt"
 if [[ $rc -ne 0 ]]; then

