@@ -303,26 +303,21 @@ module nmsa_cmd #(
   // ---------------------------------------------------------------------------------------------
   // Dispatch
   // ---------------------------------------------------------------------------------------------
-  logic cmd_ok, cmd_ready;
+  // The check result and the opcode are also kept as flags (chk_ok_q, chk_is_*_q), loaded with
+  // the command: the engines' ready then reaches the check and decode enables through two LUT
+  // levels instead of an opcode compare and the error-code compare.
+  logic cmd_ok, cmd_ready, chk_ok_q, chk_is_load_q, chk_is_compute_q, chk_is_store_q;
 
-  assign cmd_o  = chk_cmd_q;
-  assign cmd_ok = chk_code_q == nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
-
-  always_comb begin
-    unique case (chk_cmd_q.opcode)
-      nmsa_pkg::OpLoad:    cmd_ready = load_ready_i;
-      nmsa_pkg::OpCompute: cmd_ready = compute_ready_i;
-      default:             cmd_ready = store_ready_i;
-    endcase
-  end
+  assign cmd_o     = chk_cmd_q;
+  assign cmd_ok    = chk_ok_q;
+  assign cmd_ready = (chk_is_load_q && load_ready_i) || (chk_is_compute_q && compute_ready_i) ||
+                     (chk_is_store_q && store_ready_i);
 
   assign dispatch        = chk_valid_q && cmd_ok && cmd_ready && !abort_i;
 
-  assign load_valid_o    = chk_valid_q && cmd_ok && !abort_i && chk_cmd_q.opcode == nmsa_pkg::OpLoad;
-  assign compute_valid_o = chk_valid_q && cmd_ok && !abort_i &&
-                           chk_cmd_q.opcode == nmsa_pkg::OpCompute;
-  assign store_valid_o   = chk_valid_q && cmd_ok && !abort_i &&
-                           chk_cmd_q.opcode == nmsa_pkg::OpStore;
+  assign load_valid_o    = chk_valid_q && cmd_ok && !abort_i && chk_is_load_q;
+  assign compute_valid_o = chk_valid_q && cmd_ok && !abort_i && chk_is_compute_q;
+  assign store_valid_o   = chk_valid_q && cmd_ok && !abort_i && chk_is_store_q;
 
   // The decode and check registers load on the handshakes without abort_i: what they take while
   // aborting is never used (abort clears the valid flags), and the enables of their few hundred
@@ -518,8 +513,12 @@ module nmsa_cmd #(
       endcase
     end
     if (chk_load) begin
-      chk_cmd_q  <= dec_cmd_q;
-      chk_code_q <= chk_code_d;
+      chk_cmd_q        <= dec_cmd_q;
+      chk_code_q       <= chk_code_d;
+      chk_ok_q         <= chk_code_d == nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
+      chk_is_load_q    <= dec_cmd_q.opcode == nmsa_pkg::OpLoad;
+      chk_is_compute_q <= dec_cmd_q.opcode == nmsa_pkg::OpCompute;
+      chk_is_store_q   <= dec_cmd_q.opcode == nmsa_pkg::OpStore;
     end
     if (dispatch) last_index_q <= chk_cmd_q.index;
   end
@@ -530,6 +529,11 @@ module nmsa_cmd #(
     if (rst_ni) begin
       assert (chunk_q == chunk_of(to_fetch_q));
       assert (chunk_after_fire == chunk_of(to_fetch_q - 32'(chunk_q)));
+      if (chk_valid_q) begin
+        assert (chk_ok_q == (chk_code_q == nmsa_reg_pkg::NMSA_ERR_CODE_NONE));
+        assert (chk_is_load_q == (chk_cmd_q.opcode == nmsa_pkg::OpLoad));
+        assert (chk_is_store_q == (chk_cmd_q.opcode == nmsa_pkg::OpStore));
+      end
       assert (req_avail_q == (chunk_q != '0 && room_q >= CntW'(32'(chunk_q) * CmdBeats)));
     end
   end
