@@ -185,7 +185,7 @@ module nmsa_cmd #(
   nmsa_pkg::cmd_t raw_cmd, dec_cmd_q, chk_cmd_q;
   logic           dec_valid_q, chk_valid_q, chk_take, dispatch;
   logic [31:0]    load_bytes_q;     // count * size
-  logic [31:0]    act_span_q;       // (count - 1) * act stride
+  logic [31:0]    act_reach_q;      // count * act stride
   logic [3:0]     chk_code_d, chk_code_q;
 
   always_comb begin
@@ -215,6 +215,13 @@ module nmsa_cmd #(
     end
   endfunction
 
+  // The activation range check compares a registered product with room computed at decode, so
+  // neither the multiplier's input nor the check stage holds a subtraction:
+  //   COMPUTE: act addr + (count - 1) * stride < ActEntries
+  //            <=>  count * stride < act_room_q (ActEntries - act addr + stride), count >= 1
+  //            (count = 0 is a range error of its own; the multiplier takes count as it is)
+  // An activation address past the buffer leaves no room (act_room_q = stride).
+  logic [33:0] act_room_q;
   logic [32:0] load_start_d, load_start_q, load_end_q;
 
   always_comb begin
@@ -227,21 +234,16 @@ module nmsa_cmd #(
 
   assign dec_take = have_cmd && !abort_i && (!dec_valid_q || chk_take);
 
-  // count - 1 rows after the first, for the last activation entry a COMPUTE reads.
-  logic [15:0] count_m1;
-  assign count_m1 = raw_cmd.count - 16'd1;
-
   // ---------------------------------------------------------------------------------------------
   // Check, in order of precedence: opcode, dependency flags, alignment, ranges.
   // ---------------------------------------------------------------------------------------------
   nmsa_pkg::cmd_t c;
-  logic [32:0] act_last, acc_end, store_end;
+  logic [32:0] acc_end, store_end;
   logic [15:0] store_row_bytes;
   logic [63:0] store_row_mask;    // store_row_bytes - 1 (a power of two)
   logic        store_narrow, narrow_rows_fit, whole_row_lanes;
 
   assign c               = dec_cmd_q;
-  assign act_last        = 33'(c.word1[15:0]) + 33'(act_span_q);
   assign acc_end         = 33'(c.word1[47:32]) + 33'(c.count);
   assign store_end       = 33'(c.addr) + 33'(c.count);
   assign store_row_bytes = c.flag_b ? 16'(Cols * 4) : 16'(Cols);
@@ -278,7 +280,7 @@ module nmsa_cmd #(
           // The dense-only array has no N:M support (CAP_ARRAY.SPARSE = 0).
           chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_OPCODE;
         end else if (c.count == '0 || 33'(c.addr) + 33'(Rows) > 33'(WgtRecords) ||
-                     act_last >= 33'(ActEntries) || acc_end > 33'(AccEntries) ||
+                     34'(act_reach_q) >= act_room_q || acc_end > 33'(AccEntries) ||
                      (c.flag_a && 32'(c.part) >= (Sparse ? M / N : 1))) begin
           chk_code_d = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_RANGE;
         end
@@ -504,13 +506,15 @@ module nmsa_cmd #(
     if (dec_load) begin
       dec_cmd_q    <= raw_cmd;
       load_bytes_q <= 32'(raw_cmd.count) * 32'(raw_cmd.size);
-      act_span_q   <= 32'(count_m1) * 32'(raw_cmd.word1[31:16]);
+      act_reach_q  <= 32'(raw_cmd.count) * 32'(raw_cmd.word1[31:16]);
       load_start_q <= load_start_d;
       unique case (raw_cmd.target)
         nmsa_pkg::TargetAct: load_end_q <= 33'(ActEntries) * 33'(ActEntryBytes);
         nmsa_pkg::TargetWgt: load_end_q <= 33'(WgtRecords) * 33'(RecordBytes);
         default:             load_end_q <= 33'(EpiEntries) * 33'(EpiBytes);
       endcase
+      act_room_q   <= (33'(raw_cmd.word1[15:0]) >= 33'(ActEntries) ? 34'd0 :
+                       34'(ActEntries) - 34'(raw_cmd.word1[15:0])) + 34'(raw_cmd.word1[31:16]);
     end
     if (chk_load) begin
       chk_cmd_q        <= dec_cmd_q;

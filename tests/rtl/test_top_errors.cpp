@@ -154,6 +154,25 @@ TEST_P(TopErrorTest, BadRange) {
   cmds = program_->commands;
   cmds[4].rows = 0;
   expect_error_then_recovery(program_->run(*sim_, cmds), 5, 4);
+
+  // A LOAD that starts past the end of its buffer, and one that ends exactly at it.
+  cmds = program_->commands;
+  cmds[1].first_entry = static_cast<std::uint16_t>(act_entries + 3);
+  expect_error_then_recovery(program_->run(*sim_, cmds), 5, 1);
+  cmds = program_->commands;
+  cmds[1].first_entry = static_cast<std::uint16_t>(act_entries - cmds[1].rows);
+  cmds[3].first_act_entry = cmds[1].first_entry;
+  EXPECT_EQ(program_->run(*sim_, cmds) & (r::STATUS_DONE_MASK | r::STATUS_ERROR_MASK),
+            r::STATUS_DONE_MASK);
+  sim_->write_reg(r::IRQ_STATUS_OFFSET, r::IRQ_STATUS_DONE_MASK);
+
+  // A COMPUTE whose last activation vector lies past the buffer, and one whose first does.
+  cmds = program_->commands;
+  cmds[3].first_act_entry = static_cast<std::uint16_t>(act_entries - cmds[3].beats + 1);
+  expect_error_then_recovery(program_->run(*sim_, cmds), 5, 3);
+  cmds = program_->commands;
+  cmds[3].first_act_entry = static_cast<std::uint16_t>(act_entries);
+  expect_error_then_recovery(program_->run(*sim_, cmds), 5, 3);
 }
 
 TEST_P(TopErrorTest, BadAlign) {
