@@ -54,9 +54,10 @@ pnr: deps
 fpga-report:
 	python3 syn/fpga.py report --dir $(BUILD_DIR)/fpga
 
-# The FPGA benchmark (about an hour on 2 cores): the whole accelerator and the bare array of
-# `default` and of `dense_only` placed and routed on the LFE5U-85F, the iCEBreaker build, and
-# $(BUILD_DIR)/bench/fpga.json with the figures of docs/fpga.md. The iCEBreaker step may report
+# The FPGA benchmark (hours on 2 cores: each seed of the whole accelerator takes about 50
+# minutes): the whole accelerator and the bare array of `default` and of `dense_only` placed and
+# routed on the LFE5U-85F, the iCEBreaker build, and $(BUILD_DIR)/bench/fpga.json with the
+# figures of docs/fpga.md. The iCEBreaker step may report
 # that the design does not fit; the benchmark file says so.
 fpga-bench: deps
 	python3 syn/fpga.py pnr --target ecp5 --config default --seeds $(SEEDS) --no-bitstream --dir $(BUILD_DIR)/fpga

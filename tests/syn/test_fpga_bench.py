@@ -1,0 +1,102 @@
+# Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+"""syn/fpga.py bench: the figures of build/bench/fpga.json from result files, checked on
+synthetic results whose ratios are known by hand."""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "syn"))
+import fpga  # noqa: E402
+
+
+def result(config, top, sparse, fmax, luts, dsps, ebr=0, memories=None, problems=None):
+    util = {"TRELLIS_COMB": {"used": luts, "available": 83640},
+            "MULT18X18D": {"used": dsps, "available": 156},
+            "TRELLIS_FF": {"used": 2 * luts, "available": 83640}}
+    if ebr:
+        util["DP16KD"] = {"used": ebr, "available": 208}
+    return {"target": "ecp5", "config": config, "top": top, "device": "LFE5U-85F-8BG381",
+            "parameters": {"Rows": 8, "Cols": 8, "N": 2, "M": 4, "Sparse": sparse},
+            "rtl_hash": "0", "fmax_mhz_median": fmax, "fmax_mhz_best": fmax + 1,
+            "seeds": [{"seed": 1}], "utilization": util,
+            "memories": memories if memories is not None else [
+                {"memory": "nmsa_top.u_acc.mem_q", "mapped_to": "$__DP16KD_"}],
+            "synth_problems": problems or []}
+
+
+class BenchTest(unittest.TestCase):
+    def setUp(self):
+        # Inside the repository: the flow works on paths relative to it.
+        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        self.tmp = tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "build"))
+        self.dir = os.path.relpath(self.tmp.name, ROOT)
+        os.makedirs(os.path.join(self.tmp.name, "fpga"))
+        os.makedirs(os.path.join(self.tmp.name, "board", "icebreaker"))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, data):
+        with open(os.path.join(self.tmp.name, name), "w") as f:
+            json.dump(data, f)
+
+    def write_all(self, top_problems=None):
+        self.write("fpga/ecp5-default.json",
+                   result("default", "nmsa_top", 1, 100.0, 24000, 146, 107, problems=top_problems))
+        self.write("fpga/ecp5-dense_only.json", result("dense_only", "nmsa_top", 0, 120.0, 20000, 146, 90))
+        self.write("fpga/ecp5-default-nmsa_array.json",
+                   result("default", "nmsa_array", 1, 130.0, 6000, 128, memories=[]))
+        self.write("fpga/ecp5-dense_only-nmsa_array.json",
+                   result("dense_only", "nmsa_array", 0, 130.0, 4000, 128, memories=[]))
+        self.write("board/icebreaker/summary.json",
+                   {"board": "icebreaker", "device": "iCE40UP5K-SG48", "configuration": "tiny",
+                    "fits": True, "fmax_mhz": 41.5})
+
+    def bench(self):
+        return fpga.bench(os.path.join(self.dir, "fpga"), os.path.join(self.dir, "board"),
+                          os.path.join(self.dir, "bench", "fpga.json"))
+
+    def test_ratios(self):
+        self.write_all()
+        out = self.bench()
+        # Top: 256 MACs/cycle * 100 MHz / 24000 LUTs over 128 * 120 / 20000 = 1.3889.
+        self.assertAlmostEqual(out["throughput_per_lut_ratio_top"], 1.3889, places=4)
+        self.assertAlmostEqual(out["sparse_lut_overhead_top"], 0.2, places=4)
+        # Same DSPs: the per-DSP ratio is the throughput ratio, 2 * 100 / 120.
+        self.assertAlmostEqual(out["throughput_per_dsp_ratio_top"], 1.6667, places=4)
+        # Array: 2 * (130 / 130) * (4000 / 6000).
+        self.assertAlmostEqual(out["throughput_per_lut_ratio_array"], 1.3333, places=4)
+        self.assertAlmostEqual(out["ecp5_default_lut_fraction"], 24000 / 83640, places=4)
+        self.assertEqual(out["ecp5_default_dsp"], 146)
+        self.assertEqual(out["ecp5_default_ebr"], 107)
+        self.assertEqual(out["ice40_config"], "tiny")
+        self.assertEqual(out["ice40_fmax_mhz"], 41.5)
+        self.assertTrue(out["bram_mapped"])
+        with open(os.path.join(self.tmp.name, "bench", "fpga.json")) as f:
+            self.assertEqual(json.load(f), out)
+
+    def test_memory_in_flip_flops_is_not_bram_mapped(self):
+        self.write_all(top_problems=["memory nmsa_top.u_store_q.mem_q is mapped to flip-flops"])
+        self.assertFalse(self.bench()["bram_mapped"])
+
+    def test_missing_result_names_the_command(self):
+        self.write_all()
+        os.remove(os.path.join(self.tmp.name, "fpga", "ecp5-dense_only.json"))
+        with self.assertRaisesRegex(fpga.FlowError, "make pnr TARGET=ecp5 CONFIG=dense_only"):
+            self.bench()
+
+    def test_synthesis_only_result_is_refused(self):
+        self.write_all()
+        synth_only = result("dense_only", "nmsa_top", 0, 120.0, 20000, 146)
+        synth_only["fmax_mhz_median"] = None
+        self.write("fpga/ecp5-dense_only.json", synth_only)
+        with self.assertRaisesRegex(fpga.FlowError, "no place-and-route result"):
+            self.bench()
+
+
+if __name__ == "__main__":
+    unittest.main()
