@@ -19,8 +19,8 @@ iCE40. The yowasp tools run under WebAssembly and see only the current directory
 path handed to them is relative to the repository root, which this script runs from.
 
 A synthesis fails (exit 1) on a Yosys error, on a latch, on a scratchpad or accumulator memory
-(nmsa_spad) that is not in block RAM (or, for a few entries, ECP5 LUT RAM), and on any other memory that Yosys maps to flip-flops, except
-the queues on iCE40, which has no LUT RAM for them.
+(nmsa_spad) that is not in block RAM (or, for a few entries, ECP5 LUT RAM), and on any other
+memory that Yosys maps to flip-flops, except the queues on iCE40, which has no LUT RAM for them.
 `check` fails when the median Fmax of its seeds is below --min-mhz.
 """
 
@@ -254,8 +254,17 @@ def synthesize(target, config_name, top, which, out_dir):
 # Place and route
 # ---------------------------------------------------------------------------------------------
 
-def critical_path(report):
-    """The worst path of a nextpnr report, named by its RTL signals."""
+def rtl_src(cells, name):
+    """The RTL lines a netlist cell comes from (its Yosys src attribute, library lines dropped):
+    for a flip-flop, the always_ff block of its register."""
+    src = cells.get(name, {}).get("attributes", {}).get("src", "")
+    return "|".join(part for part in src.split("|") if part.startswith("rtl/"))
+
+
+def critical_path(report, cells):
+    """The worst path of a nextpnr report, named by its RTL signals: the start and end flops
+    (their net names, which technology mapping can garble, and the RTL block each comes from) and
+    the RTL lines its routing passes through."""
     paths = report.get("critical_paths", [])
     if not paths:
         return None
@@ -276,6 +285,8 @@ def critical_path(report):
     return {
         "from": re.sub(r"_TRELLIS_FF.*|_SB_DFF.*|\$.*", "", start_cell),
         "to": re.sub(r"_TRELLIS_FF.*|_SB_DFF.*|\$.*", "", end_cell),
+        "from_rtl": rtl_src(cells, start_cell),
+        "to_rtl": rtl_src(cells, end_cell),
         "first_net": nets[0] if nets else "",
         "delay_ns": round(logic + routing, 2),
         "logic_ns": round(logic, 2), "routing_ns": round(routing, 2),
@@ -283,7 +294,7 @@ def critical_path(report):
     }
 
 
-def pnr_one(target, device, netlist, freq, seed, base, ooc, bitstream, threads):
+def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, threads):
     """One nextpnr run; returns the seed's result."""
     report = f"{base}.seed{seed}.report.json"
     log = f"{base}.seed{seed}.nextpnr.log"
@@ -318,7 +329,7 @@ def pnr_one(target, device, netlist, freq, seed, base, ooc, bitstream, threads):
             for k, v in rep.get("utilization", {}).items() if v["used"] > 0}
     return {"seed": seed, "fmax_mhz": round(fmax, 2) if fmax else None,
             "seconds": round(seconds, 1), "utilization": util,
-            "critical_path": critical_path(rep)}
+            "critical_path": critical_path(rep, cells)}
 
 
 def pack_bitstream(target, base, seed):
@@ -345,10 +356,12 @@ def place_and_route(args, result, netlist):
     if target == "ice40" and args.top == "nmsa_top":
         raise FlowError("nextpnr-ice40 has no out-of-context mode and nmsa_top has more ports than "
                         "any iCE40 package: place and route a board wrapper (make board) instead")
+    with open(os.path.join(ROOT, netlist)) as f:
+        cells = json.load(f)["modules"].get(args.top, {}).get("cells", {})
     jobs = max(1, min(len(seeds), args.jobs or os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         threads = max(1, (os.cpu_count() or 1) // jobs)
-        futures = [pool.submit(pnr_one, target, device, netlist, freq, s, base, ooc,
+        futures = [pool.submit(pnr_one, target, device, netlist, cells, freq, s, base, ooc,
                                not args.no_bitstream, threads) for s in seeds]
         runs = [f.result() for f in futures]
     fmaxes = sorted(r["fmax_mhz"] for r in runs if r["fmax_mhz"] is not None)
@@ -567,7 +580,8 @@ def render_report(out_dir):
         rows.append([r["target"], r["config"], r["top"], r.get("device", "-"),
                      fmt(r.get("fmax_mhz_median")), fmt(r.get("fmax_mhz_best")),
                      fmt(r.get("clock_constraint_mhz"), 0), luts, dsps, brams,
-                     f"{cp.get('from', '-')} → {cp.get('to', '-')}" if cp else "-",
+                     f"{cp.get('from', '-')} ({cp.get('from_rtl') or '?'}) → "
+                     f"{cp.get('to', '-')} ({cp.get('to_rtl') or '?'})" if cp else "-",
                      r.get("yosys", "-").split(" (")[0], r.get("git_revision", "-")])
     head = ["target", "config", "top", "device", "Fmax median (MHz)", "Fmax best (MHz)",
             "constraint (MHz)", "LUT4", "DSP", "EBR/BRAM", "critical path", "synthesis", "revision"]
@@ -669,6 +683,7 @@ def main(argv):
         if cp:
             print(f"      critical path ({cp['delay_ns']} ns: {cp['logic_ns']} logic, "
                   f"{cp['routing_ns']} routing): {cp['from']} -> {cp['to']}")
+            print(f"        from {cp['from_rtl'] or '?'} to {cp['to_rtl'] or '?'}")
             for s in cp["rtl_sources"][:6]:
                 print(f"        via {s}")
         print(f"      result: {path}")

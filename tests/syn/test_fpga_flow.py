@@ -1,6 +1,6 @@
 # Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
-"""syn/fpga.py bench: the figures of build/bench/fpga.json from result files, checked on
-synthetic results whose ratios are known by hand."""
+"""syn/fpga.py: the figures of build/bench/fpga.json from result files, checked on synthetic
+results whose ratios are known by hand, and the critical path named by its RTL."""
 
 import json
 import os
@@ -47,7 +47,8 @@ class BenchTest(unittest.TestCase):
     def write_all(self, top_problems=None):
         self.write("fpga/ecp5-default.json",
                    result("default", "nmsa_top", 1, 100.0, 24000, 146, 107, problems=top_problems))
-        self.write("fpga/ecp5-dense_only.json", result("dense_only", "nmsa_top", 0, 120.0, 20000, 146, 90))
+        self.write("fpga/ecp5-dense_only.json",
+                   result("dense_only", "nmsa_top", 0, 120.0, 20000, 146, 90))
         self.write("fpga/ecp5-default-nmsa_array.json",
                    result("default", "nmsa_array", 1, 130.0, 6000, 128, memories=[]))
         self.write("fpga/ecp5-dense_only-nmsa_array.json",
@@ -96,6 +97,33 @@ class BenchTest(unittest.TestCase):
         self.write("fpga/ecp5-dense_only.json", synth_only)
         with self.assertRaisesRegex(fpga.FlowError, "no place-and-route result"):
             self.bench()
+
+
+class CriticalPathTest(unittest.TestCase):
+    def test_names_the_flops_and_their_rtl(self):
+        report = {"critical_paths": [{"path": [
+            {"type": "clk-to-q", "delay": 0.4, "from": {"cell": "w_q_TRELLIS_FF_Q_3"},
+             "to": {"cell": "w_q_TRELLIS_FF_Q_3"}},
+            {"type": "routing", "delay": 1.5, "net": "w_q[3]",
+             "sources": ["rtl/core/nmsa_pe.sv:141.25-141.28"],
+             "from": {"cell": "w_q_TRELLIS_FF_Q_3"}, "to": {"cell": "lut"}},
+            {"type": "logic", "delay": 0.2, "from": {"cell": "lut"}, "to": {"cell": "lut"}},
+            {"type": "routing", "delay": 1.0, "net": "x",
+             "sources": ["/share/lattice/cells_map_trellis.v:1.1"],
+             "from": {"cell": "lut"}, "to": {"cell": "p_q_TRELLIS_FF_Q_7"}},
+            {"type": "setup", "delay": 0.1, "from": {"cell": "p_q_TRELLIS_FF_Q_7"},
+             "to": {"cell": "p_q_TRELLIS_FF_Q_7"}}]}]}
+        ff_src = "rtl/core/nmsa_pe.sv:144.3-148.6|/share/lattice/cells_map_trellis.v:63.1"
+        cells = {"w_q_TRELLIS_FF_Q_3": {"attributes": {"src": ff_src}},
+                 "p_q_TRELLIS_FF_Q_7": {"attributes": {"src": "rtl/core/nmsa_pe.sv:167.3-170.6"}}}
+        cp = fpga.critical_path(report, cells)
+        self.assertEqual((cp["from"], cp["to"]), ("w_q", "p_q"))
+        self.assertEqual(cp["from_rtl"], "rtl/core/nmsa_pe.sv:144.3-148.6")
+        self.assertEqual(cp["to_rtl"], "rtl/core/nmsa_pe.sv:167.3-170.6")
+        self.assertEqual(cp["rtl_sources"], ["rtl/core/nmsa_pe.sv:141.25-141.28"])
+        self.assertAlmostEqual(cp["delay_ns"], 3.2)
+        self.assertAlmostEqual(cp["routing_ns"], 2.5)
+        self.assertIsNone(fpga.critical_path({"critical_paths": []}, cells))
 
 
 if __name__ == "__main__":
