@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Verilator lint of the RTL, warnings fatal (STYLE.md 7, 22).
+# Verilator lint of the RTL, warnings fatal.
 #
 #   scripts/lint.sh
 #

@@ -11,7 +11,7 @@
 #
 # Exit non-zero on any Yosys error, on a problem found by `check`, or on a latch in the
 # netlist. Yosys warnings are listed; "Replacing memory ... with list of registers" is expected
-# (Yosys turns the unpacked arrays STYLE.md allows inside modules into registers) and only
+# (Yosys turns the unpacked arrays the RTL uses inside modules into registers) and only
 # counted.
 #
 # The iCE40 estimate runs synth_ice40 -noflatten (about 4 s): each module is mapped once, so

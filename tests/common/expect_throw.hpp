@@ -1,7 +1,7 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
 // Error-message checks of the software tests: a call must throw, and its message must name what
-// is wrong (STYLE.md 15), e.g. the file and the offending key.
+// is wrong, e.g. the file and the offending key.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // A small fully connected network (ReLU between layers, softmax cross-entropy on the logits),
 // trained in FP32 with minibatch SGD with momentum, and the N:M pruning of its weights: one-shot
 // (apply_nm_masks, then fine-tune) or gradual (the cubic schedule of Zhu & Gupta, "To prune, or
-// not to prune", 2017, ending at exact N:M). It is the model of the demo (DESIGN.md section 6).
+// not to prune", 2017, ending at exact N:M). It is the model of the demo (docs/demo.md).
 //
 // Weights are in PyTorch's Linear layout, W [N_out x K] plus a bias of N_out, so that N:M groups
 // run along K as everywhere else in nmsa. Everything is single-threaded and seeded: the same

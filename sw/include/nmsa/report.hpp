@@ -1,6 +1,6 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// The sparsity deployment report (DESIGN.md sections 1 and 6): what a model engineer reads after
+// The sparsity deployment report (docs/demo.md): what a model engineer reads after
 // deploying a model to the accelerator. One DeploymentReport holds every figure; it is written as
 // report.json (machine-readable, read back by `nmsa gate`), report.md and one self-contained
 // index.html (inline SVG plots, no script or resource from the network).
