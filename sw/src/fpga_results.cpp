@@ -31,6 +31,15 @@ std::string read_text(const std::filesystem::path& p) {
   return s.str();
 }
 
+// `make synth` writes the same file name as `make pnr`, without a place-and-route result: such a
+// file says nothing about the clock, so a search passes over it. Anything else, malformed files
+// included, is read (and reported) by read_fpga_result.
+bool is_synthesis_only(const std::filesystem::path& p) {
+  const nlohmann::json j = nlohmann::json::parse(read_text(p), nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("cells") &&
+         (!j.contains("fmax_mhz_median") || j["fmax_mhz_median"].is_null());
+}
+
 }  // namespace
 
 std::uint64_t FpgaResult::luts() const { return first_of(used, {"TRELLIS_COMB", "ICESTORM_LC"}); }
@@ -95,7 +104,8 @@ std::optional<FpgaResult> find_fpga_result(const std::string& source_dir,
        {std::filesystem::path(build_dir) / "fpga", std::filesystem::path(source_dir) / "syn" /
                                                        "results"}) {
     const auto p = dir / name;
-    if (std::filesystem::is_regular_file(p)) return read_fpga_result(p.string());
+    if (!std::filesystem::is_regular_file(p) || is_synthesis_only(p)) continue;
+    return read_fpga_result(p.string());
   }
   return std::nullopt;
 }

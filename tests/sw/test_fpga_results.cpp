@@ -91,6 +91,14 @@ TEST_F(FpgaResultsTest, PrefersAFreshResultToThePublishedOne) {
   fresh.replace(fresh.find("\"fmax_mhz_median\": 130.5"), 24, "\"fmax_mhz_median\": 140.0");
   write(dir_ / "build" / "fpga" / "ecp5-default.json", fresh);
   EXPECT_DOUBLE_EQ(find_fpga_result(src, build, "ecp5", "default")->fmax_mhz_median, 140.0);
+  // A synthesis result of the same name (make synth) does not hide the published measurement.
+  write(dir_ / "build" / "fpga" / "ecp5-default.json",
+        R"({"target": "ecp5", "config": "default", "top": "nmsa_top", "cells": {"LUT4": 10}})");
+  EXPECT_DOUBLE_EQ(find_fpga_result(src, build, "ecp5", "default")->fmax_mhz_median, 130.5);
+  // A malformed one is an error naming it, not a silent fallback.
+  write(dir_ / "build" / "fpga" / "ecp5-default.json", "{ not json");
+  expect_throw_containing([&] { find_fpga_result(src, build, "ecp5", "default"); },
+                          "ecp5-default.json");
   // A module's result has its name in the file name.
   EXPECT_FALSE(find_fpga_result(src, build, "ecp5", "default", "nmsa_pe").has_value());
 }
