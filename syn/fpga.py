@@ -148,7 +148,9 @@ def yosys_command(which):
 
 def synth_script(target, top, params, files, out_json, which):
     chparam = " ".join(f"-set {k} {v}" for k, v in sorted(params.items()))
-    lines = [f"read_verilog -sv {' '.join(files)}"]
+    # NMSA_ECP5_DSP: the multipliers as MULT18X18D with their own registers (rtl/core/nmsa_mul.sv).
+    defines = "-D NMSA_ECP5_DSP " if target == "ecp5" else ""
+    lines = [f"read_verilog -sv {defines}{' '.join(files)}"]
     if chparam:
         lines.append(f"chparam {chparam} {top}")
     if target == "ecp5":

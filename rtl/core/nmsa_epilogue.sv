@@ -82,16 +82,17 @@ module nmsa_epilogue #(
     assign shift = in_params_i[l*ParamW + nmsa_pkg::EpiShiftLsb +: 6];
 
     // 1: v = acc + bias. The INT32 result (its low 32 bits) travels to the end unchanged.
-    logic signed [32:0] v_q;
-    logic signed [31:0] mult_q;
+    logic signed [32:0] v_d;
+    logic        [31:0] v_q;
     logic        [5:0]  shift_q [5];        // used until stage 5
     logic        [31:0] wrap_q [Stages-2];  // v's low 32 bits, from stage 2 on
 
+    assign v_d = 33'(acc) + 33'(bias);
+
     always_ff @(posedge clk_i) begin
-      v_q        <= 33'(acc) + 33'(bias);
-      mult_q     <= mult;
+      v_q        <= v_d[31:0];
       shift_q[0] <= shift;
-      wrap_q[0]  <= v_q[31:0];
+      wrap_q[0]  <= v_q;
       for (int unsigned s = 1; s < 5; s++) begin
         shift_q[s] <= shift_q[s-1];
       end
@@ -100,21 +101,21 @@ module nmsa_epilogue #(
       end
     end
 
-    // 2: partial products, each 18 x 18 signed (the unsigned low halves get a zero sign bit).
+    // 1, 2: partial products, each 18 x 18 signed (the unsigned low halves get a zero sign
+    // bit): v and the multiplier go straight into the multipliers' operand registers (nmsa_mul:
+    // on ECP5 the DSPs' own), the products come out of their output registers.
     logic signed [17:0] vl, vh, ml, mh;
     logic signed [35:0] p_ll_q, p_lh_q, p_hl_q, p_hh_q;
 
-    assign vl = {1'b0, v_q[16:0]};
-    assign vh = 18'($signed(v_q[32:17]));
-    assign ml = {2'b00, mult_q[15:0]};
-    assign mh = 18'($signed(mult_q[31:16]));
+    assign vl = {1'b0, v_d[16:0]};
+    assign vh = 18'($signed(v_d[32:17]));
+    assign ml = {2'b00, mult[15:0]};
+    assign mh = 18'($signed(mult[31:16]));
 
-    always_ff @(posedge clk_i) begin
-      p_ll_q <= vl * ml;
-      p_lh_q <= vl * mh;
-      p_hl_q <= vh * ml;
-      p_hh_q <= vh * mh;
-    end
+    nmsa_mul #(.AW (18), .BW (18)) u_mul_ll (.clk_i (clk_i), .a_i (vl), .b_i (ml), .p_o (p_ll_q));
+    nmsa_mul #(.AW (18), .BW (18)) u_mul_lh (.clk_i (clk_i), .a_i (vl), .b_i (mh), .p_o (p_lh_q));
+    nmsa_mul #(.AW (18), .BW (18)) u_mul_hl (.clk_i (clk_i), .a_i (vh), .b_i (ml), .p_o (p_hl_q));
+    nmsa_mul #(.AW (18), .BW (18)) u_mul_hh (.clk_i (clk_i), .a_i (vh), .b_i (mh), .p_o (p_hh_q));
 
     // 3, 4: p = p_hh * 2^33 + p_hl * 2^17 + p_lh * 2^16 + p_ll, each sum only as wide as it
     // can get (|p_ll| < 2^33, |p_lh| <= 2^32, |p_hl| < 2^31, |p_hh| <= 2^30).

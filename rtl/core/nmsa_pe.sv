@@ -138,26 +138,36 @@ module nmsa_pe #(
     assign unused = ^wload_sel_i;
   end
 
-  logic [ValW-1:0] a_q, w_q;
+  logic [ValW-1:0] w_sel;
   logic            v1_q, ill1_q;
+
+  assign w_sel = act_bank_q ? val1_q : val0_q;
 
   always_ff @(posedge clk_i) begin
     act_q <= act_i;
-    a_q   <= act_sel;
-    w_q   <= act_bank_q ? val1_q : val0_q;
   end
 
   // ---------------------------------------------------------------------------------------------
-  // Stage 2: products. Stage 3: their sum. Stage 4: accumulate.
+  // Stages 1 and 2: the selected lanes and weights into each multiplier's operand registers,
+  // and its product register (nmsa_mul: on ECP5 the DSP's own registers). Stage 3: the sum.
   // ---------------------------------------------------------------------------------------------
-  logic [N*ProdW-1:0] p_d, p_q;
+  logic [N*ProdW-1:0] p_q;
   logic [DotW-1:0]    dot_d, dot_q;
   logic               v2_q, ill2_q, v3_q, ill3_q;
 
+  for (genvar j = 0; j < N; j++) begin : g_mul
+    nmsa_mul #(
+      .AW (DataW),
+      .BW (DataW)
+    ) u_mul (
+      .clk_i (clk_i),
+      .a_i   (act_sel[j*DataW +: DataW]),
+      .b_i   (w_sel[j*DataW +: DataW]),
+      .p_o   (p_q[j*ProdW +: ProdW])
+    );
+  end
+
   always_comb begin
-    for (int unsigned j = 0; j < N; j++) begin
-      p_d[j*ProdW +: ProdW] = $signed(a_q[j*DataW +: DataW]) * $signed(w_q[j*DataW +: DataW]);
-    end
     dot_d = '0;
     for (int unsigned j = 0; j < N; j++) begin
       dot_d = dot_d + DotW'($signed(p_q[j*ProdW +: ProdW]));
@@ -165,7 +175,6 @@ module nmsa_pe #(
   end
 
   always_ff @(posedge clk_i) begin
-    p_q   <= p_d;
     dot_q <= dot_d;
   end
 
