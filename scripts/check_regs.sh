@@ -3,7 +3,7 @@
 # check can fail at all. Usage: scripts/check_regs.sh   (prints PASS or FAIL, exit status 0 / 1)
 #
 #  1. python3 scripts/gen_regs.py --check on the repository: the committed rtl/ctrl/nmsa_reg_pkg.sv,
-#     sw/include/nmsa/regs.hpp and docs/registers.md equal what rtl/regs/nmsa_regs.json generates.
+#     sw/isa/include/nmsa/regs.hpp and docs/registers.md equal what rtl/regs/nmsa_regs.json generates.
 #  2. Self-test on a scratch tree holding a copy of the description and the outputs the generator
 #     writes from it (fresh outputs, so that a stale repository fails step 1 only; after step 1
 #     passes they equal the committed ones). The repository is never written.
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 gen=scripts/gen_regs.py
 json=rtl/regs/nmsa_regs.json
-outputs=(rtl/ctrl/nmsa_reg_pkg.sv sw/include/nmsa/regs.hpp docs/registers.md)
+outputs=(rtl/ctrl/nmsa_reg_pkg.sv sw/isa/include/nmsa/regs.hpp docs/registers.md)
 failures=0
 
 fail() {

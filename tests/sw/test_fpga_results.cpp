@@ -1,8 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// The FPGA result files a report cites (sw/include/nmsa/fpga_results.hpp): reading them, finding
-// the fresh or the published one, the RTL hash agreeing with syn/fpga.py's, and every published
-// result in syn/results reading back.
+// The FPGA result files a report cites (sw/report/include/nmsa/fpga_results.hpp): reading them,
+// finding the fresh or the published one, the RTL hash agreeing with syn/fpga.py's, and every
+// published result in syn/results reading back.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

@@ -1,6 +1,6 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// Invariants of the generated register header (sw/include/nmsa/regs.hpp, written by
+// Invariants of the generated register header (sw/isa/include/nmsa/regs.hpp, written by
 // scripts/gen_regs.py from rtl/regs/nmsa_regs.json). The generator validates the description too;
 // these tests check what the C++ side actually received, so a hand edit of the header or a
 // generator bug shows up here.

@@ -2,8 +2,8 @@
 //
 // ONNX model input: an .onnx file (a ModelProto) or a TensorProto .pb file (the inputs and outputs
 // of the ONNX backend tests) read into a small representation that nmsa owns. Only
-// sw/src/onnx_model.cpp sees protobuf and libonnx's generated classes; the runtime, the CLI and
-// the tests work on Graph and Tensor. What is kept is what the runtime needs: nodes (op type,
+// sw/graph/src/onnx_model.cpp sees protobuf and libonnx's generated classes; the runtime, the CLI
+// and the tests work on Graph and Tensor. What is kept is what the runtime needs: nodes (op type,
 // inputs, outputs, attributes), initializers, the graph's inputs and outputs, the opset.
 //
 // Every loader error is a std::runtime_error whose message starts with the file (or the source
