@@ -2,8 +2,8 @@
 //
 // The cycle model (GemmProgram::predict_cycles) against the Verilated accelerator: on memories
 // whose bandwidth gives each direction a beat per cycle (the model's exact regime, see
-// gemm_program.cpp), every compiled program must take exactly the predicted cycles, for random
-// shapes in both modes, INT8 and INT32 outputs, on every top configuration.
+// sw/cycle_model/src/cycle_model.cpp), every compiled program must take exactly the predicted
+// cycles, for random shapes in both modes, INT8 and INT32 outputs, on every top configuration.
 #include <random>
 
 #include <gtest/gtest.h>

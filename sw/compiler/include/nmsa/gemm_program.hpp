@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nmsa/cycle_model.hpp"
 #include "nmsa/device_caps.hpp"
 #include "nmsa/epilogue.hpp"
 #include "nmsa/host_memory.hpp"
@@ -56,18 +57,6 @@ struct TilingPlan {
   bool operator==(const TilingPlan& o) const;
 };
 
-// The host memory the cycle model (predict_cycles) assumes. The device's structure (queue
-// depths, bursts in flight, pipeline depths) comes from DeviceCaps, i.e. its capability registers.
-struct PerfModelParams {
-  // Host memory.
-  // Bandwidth in bytes per cycle, shared by reads and writes as in tb::AxiMemoryConfig (a token
-  // bucket; reads first); 0: AXI_DATA_W / 8. Each direction moves at most one beat per cycle, so
-  // from 2 * AXI_DATA_W / 8 on (e.g. for a memory without a limit) nothing is shared.
-  double dma_bytes_per_cycle = 0;
-  int dma_read_latency = 24;   // cycles from a read burst's AR handshake to its first beat
-  int dma_write_latency = 16;  // cycles from a burst's last write beat to its response
-};
-
 struct GemmOptions {
   GemmMode mode = GemmMode::SPARSE;
   std::optional<EpilogueParams> epilogue;  // INT8 output when set; INT32 accumulators otherwise
@@ -75,7 +64,7 @@ struct GemmOptions {
   std::optional<TilingPlan> plan;  // default: the best of a few candidate plans
   // The host memory the program will run with: the candidate plans are then ranked by their
   // predicted cycles on it (predict_cycles). Without it they are ranked by a coarse estimate, as
-  // before this option existed (see gemm_program.cpp).
+  // before this option existed (see tile_planner.cpp).
   std::optional<PerfModelParams> memory;
 };
 
@@ -94,21 +83,6 @@ struct ProgramStats {
     return command_bytes + act_bytes + weight_bytes + epilogue_bytes;
   }
   std::uint64_t dma_bytes() const { return dma_read_bytes() + output_bytes; }
-};
-
-struct CyclePrediction {
-  std::uint64_t total = 0;           // predicted cycles from START to DONE
-  std::uint64_t startup = 0;         // until the first beat enters the array
-  std::uint64_t steady = 0;          // from the first beat to the last beat into the array
-  std::uint64_t tail = 0;            // after the last beat (array latency, last stores)
-  std::uint64_t compute_cycles = 0;  // beats + no-bubble-rule bubbles, ignoring DMA
-  std::uint64_t bubble_cycles = 0;   // of which bubbles (tiles shorter than L + Rows)
-  std::uint64_t dma_cycles = 0;      // all DMA bytes / bandwidth, ignoring compute
-  std::uint64_t ideal_cycles = 0;    // useful MACs / peak MACs per cycle of the mode
-  double utilization() const {
-    return total == 0 ? 0.0 : static_cast<double>(ideal_cycles) / static_cast<double>(total);
-  }
-  std::string describe() const;
 };
 
 class GemmProgram {
