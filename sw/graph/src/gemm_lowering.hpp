@@ -1,0 +1,74 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// A GEMM node of the graph lowered onto the device (the quantization policy and the zero-point
+// arithmetic: nmsa/runtime.hpp). When the Runtime is built, its constant weights are put in the
+// form the device receives (INT8 [N x K] per matrix, with their scales or zero-point sums); in a
+// run, its activations are quantized (float) or shifted by their zero point (integer), each
+// weight matrix becomes one GemmProgram, and the accumulators are dequantized or corrected.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host_kernels.hpp"
+#include "nmsa/device.hpp"
+#include "nmsa/device_caps.hpp"
+#include "nmsa/gemm_program.hpp"
+#include "nmsa/onnx_model.hpp"
+#include "nmsa/runtime.hpp"
+#include "nmsa/types.hpp"
+
+namespace nmsa::graph_detail {
+
+enum class GemmKind { FLOAT_GEMM, FLOAT_MATMUL, MATMUL_INTEGER, QLINEAR_MATMUL };
+
+struct FusedStep {
+  std::size_t node = 0;
+  bool relu = false;  // else an Add of `bias`
+  std::string bias;   // the constant operand of the Add
+};
+
+// A GEMM node placed on the device, with its weights in device form.
+struct DeviceGemm {
+  GemmKind kind = GemmKind::FLOAT_GEMM;
+  GemmMode mode = GemmMode::DENSE;
+  Shape b_shape;  // the constant B as the model holds it
+  std::int64_t k = 0, n = 0;
+  std::vector<MatrixI8> weights;  // per B matrix: [N x K] INT8, as the device receives it
+  // Float: per-channel weight scales (quant.hpp), per matrix.
+  std::vector<std::vector<float>> w_scale;
+  GemmAttributes gemm;
+  // Integer: per matrix and column, cb = oB - zb (0 when B' = B - zb) and colsum(B').
+  std::vector<std::vector<std::int64_t>> cb, colsum;
+  bool cb_zero = true;
+  bool epilogue_on_device = false;  // QLinearMatMul requantized by the STORE epilogue
+  std::vector<FusedStep> fused;
+  std::string output;  // the value this layer writes (the last fused node's output)
+};
+
+// Float weights: B constant [..., K, N] (or [K], or [N, K] with transB) as per-channel INT8.
+// Returns an empty string and fills g, or the reason the device cannot take B.
+std::string prepare_float_weights(DeviceGemm& g, const Tensor& b, bool b_is_nk);
+
+// Integer weights: B' per matrix with cb and colsum (see runtime.hpp).
+std::string prepare_integer_weights(DeviceGemm& g, const Node& node, const Tensor& b,
+                                    const Tensor* b_zp);
+
+// The device a run sends its GEMMs to.
+struct DeviceContext {
+  Device& device;
+  const DeviceCaps& caps;
+};
+
+// A float Gemm or MatMul on the device: its output tensor, before any fused Add or Relu. The
+// device's counters go into `stats`.
+Tensor run_float_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                      const Values& values, DeviceStats& stats);
+
+// A MatMulInteger or QLinearMatMul on the device, exactly: its output tensor.
+Tensor run_integer_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                        const Values& values, DeviceStats& stats);
+
+}  // namespace nmsa::graph_detail

@@ -1,0 +1,456 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// Building a Runtime: the graph checked and sorted, constants folded, every node placed by the
+// supported layer matrix of nmsa/runtime.hpp (device sparse, device dense or host, with the
+// reason), device GEMMs lowered (gemm_lowering.hpp), and a bias Add and a Relu fused into the
+// float GEMM before them.
+#include "nmsa/runtime.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gemm_lowering.hpp"
+#include "host_kernels.hpp"
+#include "nmsa/sparse_format.hpp"
+#include "runtime_plan.hpp"
+
+namespace nmsa {
+
+using namespace graph_detail;
+
+// --- The plan ---------------------------------------------------------------------------------
+
+std::string_view to_string(Placement p) {
+  switch (p) {
+    case Placement::DEVICE_SPARSE:
+      return "DEVICE_SPARSE";
+    case Placement::DEVICE_DENSE:
+      return "DEVICE_DENSE";
+    case Placement::HOST:
+      return "HOST";
+  }
+  return "?";
+}
+
+std::string_view to_string(Fallback f) {
+  switch (f) {
+    case Fallback::NONE:
+      return "NONE";
+    case Fallback::DENSE_WEIGHT:
+      return "DENSE_WEIGHT";
+    case Fallback::HOST_UNSUPPORTED_OP:
+      return "HOST_UNSUPPORTED_OP";
+    case Fallback::HOST_UNSUPPORTED_CASE:
+      return "HOST_UNSUPPORTED_CASE";
+    case Fallback::HOST_UNFUSED:
+      return "HOST_UNFUSED";
+  }
+  return "?";
+}
+
+namespace {
+
+const std::set<std::string>& shape_ops() {
+  static const std::set<std::string> ops{"Flatten", "Reshape", "Identity", "Constant"};
+  return ops;
+}
+
+// Operators the host runtime implements that the device has no layer for.
+const std::set<std::string>& host_only_ops() {
+  static const std::set<std::string> ops{"Softmax", "Exp",       "Sub",      "Mul",
+                                         "Div",     "ReduceMax", "ReduceSum"};
+  return ops;
+}
+
+bool is_gemm_op(const std::string& op) {
+  return op == "Gemm" || op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul";
+}
+
+// The first weight matrix (of several) that is not N:M, as a reason; empty when all are.
+std::string nm_violation(const std::vector<MatrixI8>& weights, NmPattern p) {
+  for (std::size_t j = 0; j < weights.size(); ++j) {
+    const MatrixI8& w = weights[j];
+    if (const auto bad = find_nm_violation(pad_to_groups(w, p), p)) {
+      return (weights.size() > 1 ? "weight matrix " + std::to_string(j) + ": " : std::string()) +
+             "output channel " + bad->describe(p).substr(4);
+    }
+  }
+  return {};
+}
+
+// Chooses the mode of a device GEMM and the placement reason.
+void choose_mode(DeviceGemm& g, LayerReport& rep, const DeviceCaps& caps, const RuntimeOptions& o,
+                 const std::string& what) {
+  const NmPattern p = caps.pattern;
+  std::string why_dense;
+  if (!caps.sparse_supported) {
+    why_dense = "the device has no sparse mode";
+  } else if (!o.allow_sparse) {
+    why_dense = "sparse mode disabled (RuntimeOptions::allow_sparse)";
+  } else {
+    const std::string bad = nm_violation(g.weights, p);
+    if (!bad.empty()) why_dense = what + " is not " + p.name() + " sparse: " + bad;
+  }
+  if (why_dense.empty()) {
+    g.mode = GemmMode::SPARSE;
+    rep.placement = Placement::DEVICE_SPARSE;
+    rep.fallback = Fallback::NONE;
+    rep.reason = what + " is " + p.name() + " sparse";
+  } else {
+    g.mode = GemmMode::DENSE;
+    rep.placement = Placement::DEVICE_DENSE;
+    rep.fallback = Fallback::DENSE_WEIGHT;
+    rep.reason = "dense fallback: " + why_dense;
+  }
+}
+
+}  // namespace
+
+Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
+    : graph_(std::move(graph)),
+      device_(&device),
+      options_(options),
+      plan_(std::make_shared<Plan>()) {
+  const std::string model = graph_.source.empty() ? "model" : graph_.source;
+  auto fail = [&model](const std::string& what) { throw std::runtime_error(model + ": " + what); };
+  try {
+    caps_ = device.caps();
+  } catch (const std::invalid_argument& e) {
+    fail(device.name() + ": " + e.what());
+  }
+  const std::size_t count = graph_.nodes.size();
+
+  // Producers, and the topological order (stable: graph order whenever it is already valid).
+  std::map<std::string, std::size_t> producer;
+  std::set<std::string> available;
+  for (const auto& [name, t] : graph_.initializers) available.insert(name);
+  for (const ValueInfo& v : graph_.inputs) available.insert(v.name);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (const std::string& out : graph_.nodes[i].outputs) {
+      if (out.empty()) continue;
+      if (available.count(out) != 0 || !producer.emplace(out, i).second) {
+        fail(graph_.nodes[i].describe() + " writes '" + out +
+             "', which another node, an initializer or an input already provides");
+      }
+    }
+  }
+  std::vector<std::set<std::size_t>> deps(count);
+  std::vector<std::vector<std::size_t>> users(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (const std::string& in : graph_.nodes[i].inputs) {
+      if (in.empty() || available.count(in) != 0) continue;
+      const auto it = producer.find(in);
+      if (it == producer.end()) {
+        fail(graph_.nodes[i].describe() + " reads '" + in +
+             "', which no node, initializer or graph input provides");
+      }
+      if (deps[i].insert(it->second).second) users[it->second].push_back(i);
+    }
+  }
+  for (const ValueInfo& o : graph_.outputs) {
+    if (available.count(o.name) == 0 && producer.count(o.name) == 0) {
+      fail("graph output '" + o.name + "' is not computed by any node");
+    }
+  }
+  std::vector<std::size_t> pending(count);
+  std::set<std::size_t> ready;
+  for (std::size_t i = 0; i < count; ++i) {
+    pending[i] = deps[i].size();
+    if (pending[i] == 0) ready.insert(i);
+  }
+  while (!ready.empty()) {
+    const std::size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    order_.push_back(i);
+    for (const std::size_t u : users[i]) {
+      if (--pending[u] == 0) ready.insert(u);
+    }
+  }
+  if (order_.size() != count) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (pending[i] != 0) fail("the graph has a cycle through " + graph_.nodes[i].describe());
+    }
+  }
+
+  // Constants are folded now so that a Constant node's output counts as a constant weight.
+  for (const std::size_t i : order_) {
+    const Node& n = graph_.nodes[i];
+    if (n.op_type == "Constant" && is_default_domain(n) && !n.outputs.empty() &&
+        !n.outputs[0].empty()) {
+      try {
+        graph_.initializers[n.outputs[0]] = constant_value(n);
+      } catch (const std::runtime_error& e) {
+        fail(e.what());
+      }
+    }
+  }
+
+  // Consumers of every value, and the graph outputs (which cannot be fused away).
+  std::map<std::string, std::vector<std::size_t>> consumers;
+  for (std::size_t i = 0; i < count; ++i) {
+    for (const std::string& in : graph_.nodes[i].inputs) {
+      if (!in.empty()) consumers[in].push_back(i);
+    }
+  }
+  std::set<std::string> graph_outputs;
+  for (const ValueInfo& o : graph_.outputs) graph_outputs.insert(o.name);
+
+  layers_.resize(count);
+  plan_->role.assign(count, NodeRole::HOST);
+  auto constant = [this](const std::string& name) -> const Tensor* {
+    const auto it = graph_.initializers.find(name);
+    return name.empty() || it == graph_.initializers.end() ? nullptr : &it->second;
+  };
+
+  for (const std::size_t i : order_) {
+    const Node& n = graph_.nodes[i];
+    LayerReport& rep = layers_[i];
+    rep.node = i;
+    rep.name = n.name;
+    rep.op_type = n.op_type;
+    if (!rep.fused_into.empty()) continue;  // fused into an earlier GEMM
+    const std::string& op = n.op_type;
+    if (!is_default_domain(n)) {
+      fail(n.describe() + " (domain '" + n.domain +
+           "'): operator not supported: the device has no such layer and the host runtime no "
+           "kernel for it");
+    }
+    if (shape_ops().count(op) != 0) {
+      plan_->role[i] = NodeRole::SHAPE;
+      rep.placement = Placement::HOST;
+      rep.reason = op == "Constant" ? "constant, folded when the model is loaded"
+                                    : "shape op: reinterprets the row-major buffer, no data moves";
+      continue;
+    }
+    if (host_only_ops().count(op) != 0) {
+      rep.placement = Placement::HOST;
+      rep.fallback = Fallback::HOST_UNSUPPORTED_OP;
+      rep.reason = "the device has no " + op + " layer";
+      continue;
+    }
+    if (op == "Add" || op == "Relu") {
+      rep.placement = Placement::HOST;
+      rep.fallback = Fallback::HOST_UNFUSED;
+      rep.reason =
+          op == "Add" ? "not a constant bias on a float device GEMM's only output (the device adds "
+                        "biases only in a GEMM layer)"
+                      : "no float device GEMM (+ bias) before it to fuse into (the device applies "
+                        "ReLU only in a GEMM layer)";
+      continue;
+    }
+    if (!is_gemm_op(op)) {
+      fail(n.describe() +
+           ": operator not supported: the device has no such layer and the host runtime no kernel "
+           "for it");
+    }
+
+    // A GEMM: device if its weight is a constant the device can take.
+    DeviceGemm g;
+    std::string why_not;
+    std::string what = "weight";
+    if (op == "Gemm" || op == "MatMul") {
+      g.kind = op == "Gemm" ? GemmKind::FLOAT_GEMM : GemmKind::FLOAT_MATMUL;
+      const Tensor* b = constant(n.input(1));
+      if (op == "Gemm") g.gemm = gemm_attributes(n);
+      if (b == nullptr) {
+        why_not = "B ('" + n.input(1) + "') is not a constant weight";
+      } else if (op == "Gemm" && b->rank() != 2) {
+        why_not = "B is " + b->describe() + ", Gemm needs 2-D";
+      } else if (op == "MatMul" && b->rank() == 0) {
+        why_not = "B is a scalar";
+      } else {
+        why_not = prepare_float_weights(g, *b, op == "Gemm" && g.gemm.trans_b);
+      }
+      what = "the INT8 weight (per-channel quantized)";
+    } else {
+      g.kind = op == "MatMulInteger" ? GemmKind::MATMUL_INTEGER : GemmKind::QLINEAR_MATMUL;
+      const std::size_t b_in = op == "MatMulInteger" ? 1 : 3;
+      const std::size_t bz_in = op == "MatMulInteger" ? 3 : 5;
+      const Tensor* b = constant(n.input(b_in));
+      const Tensor* bz = constant(n.input(bz_in));
+      if (b == nullptr) {
+        why_not = "B ('" + n.input(b_in) + "') is not a constant weight";
+      } else if (!n.input(bz_in).empty() && bz == nullptr) {
+        why_not = "b_zero_point ('" + n.input(bz_in) + "') is not a constant";
+      } else if (b->rank() == 0) {
+        why_not = "B is a scalar";
+      } else {
+        why_not = prepare_integer_weights(g, n, *b, bz);
+      }
+      what = g.cb_zero ? "B - b_zero_point"
+                       : "B - " + std::to_string(int8_offset(b ? b->type : ElementType::INT8));
+    }
+    if (!why_not.empty()) {
+      rep.placement = Placement::HOST;
+      rep.fallback = Fallback::HOST_UNSUPPORTED_CASE;
+      rep.reason = why_not;
+      continue;
+    }
+    choose_mode(g, rep, caps_, options_, what);
+    if (g.kind == GemmKind::MATMUL_INTEGER || g.kind == GemmKind::QLINEAR_MATMUL) {
+      rep.reason += g.cb_zero
+                        ? "; A's zero point by subtraction or, when A - a_zero_point does not "
+                          "fit INT8, by the host's row-sum correction"
+                        : "; B - b_zero_point does not fit INT8: zero points by the host's "
+                          "row/column-sum corrections";
+    }
+    if (g.kind == GemmKind::QLINEAR_MATMUL) {
+      // The STORE epilogue can requantize when the only correction is a per-channel bias and the
+      // output saturates where the device's INT8 does (see runtime.hpp).
+      const Tensor* a_zp = constant(n.input(2));
+      const Tensor* y_zp = constant(n.input(7));
+      const bool scales = constant(n.input(1)) && constant(n.input(4)) && constant(n.input(6));
+      std::string why_host;
+      if (!g.cb_zero) {
+        why_host = "B - b_zero_point does not fit INT8";
+      } else if (a_zp == nullptr || a_zp->size() != 1) {
+        why_host = "a_zero_point is not one constant";
+      } else if (y_zp == nullptr || y_zp->size() != 1 || !scales) {
+        why_host = "scales or y_zero_point are not constants";
+      } else if (!((y_zp->type == ElementType::INT8 && y_zp->ints[0] == 0) ||
+                   (y_zp->type == ElementType::UINT8 && y_zp->ints[0] == 128))) {
+        why_host = "y_zero_point " + std::to_string(y_zp->ints[0]) + " (" +
+                   std::string(to_string(y_zp->type)) +
+                   ") saturates elsewhere than the device's INT8 output";
+      } else if (g.k == 0) {
+        why_host = "K = 0";
+      } else {
+        std::int64_t max_colsum = 0;
+        for (const auto& cs : g.colsum) {
+          for (const std::int64_t v : cs) max_colsum = std::max(max_colsum, std::abs(v));
+        }
+        if (255 * max_colsum > std::numeric_limits<std::int32_t>::max()) {
+          why_host = "the zero-point bias may not fit INT32";
+        }
+      }
+      g.epilogue_on_device = why_host.empty();
+      rep.reason += g.epilogue_on_device ? "; requantized in the device epilogue"
+                                         : "; requantized on the host (" + why_host + ")";
+    }
+    plan_->role[i] = NodeRole::DEVICE_GEMM;
+    g.output = n.outputs.empty() ? std::string() : n.outputs[0];
+
+    // Fusion: a constant per-channel bias Add, then a Relu, each the only reader of its input.
+    if (options_.fuse && (g.kind == GemmKind::FLOAT_GEMM || g.kind == GemmKind::FLOAT_MATMUL)) {
+      auto sole_consumer = [&](const std::string& v) -> const Node* {
+        if (v.empty() || graph_outputs.count(v) != 0) return nullptr;
+        const auto it = consumers.find(v);
+        if (it == consumers.end() || it->second.size() != 1) return nullptr;
+        return &graph_.nodes[it->second[0]];
+      };
+      auto fuse = [&](const Node& f, std::size_t idx, FusedStep step) {
+        g.fused.push_back(std::move(step));
+        g.output = f.outputs[0];
+        plan_->role[idx] = NodeRole::FUSED;
+        LayerReport& fr = layers_[idx];
+        fr.node = idx;
+        fr.name = f.name;
+        fr.op_type = f.op_type;
+        fr.placement = rep.placement;
+        fr.fallback = Fallback::NONE;
+        fr.fused_into = n.name;
+        fr.reason = "fused into " + n.describe() + ": applied while dequantizing its accumulators";
+        rep.fused_nodes.push_back(f.name);
+      };
+      const Node* next = sole_consumer(g.output);
+      if (next != nullptr && next->op_type == "Add" && is_default_domain(*next) &&
+          next->inputs.size() == 2 && next->outputs.size() == 1 && !next->outputs[0].empty()) {
+        const std::string& other = next->inputs[0] == g.output ? next->inputs[1] : next->inputs[0];
+        const Tensor* bias = other == g.output ? nullptr : constant(other);
+        bool per_channel = bias != nullptr && bias->is_float() && bias->rank() >= 1 &&
+                           (bias->shape.back() == 1 || bias->shape.back() == g.n);
+        for (std::size_t d = 0; per_channel && d + 1 < bias->shape.size(); ++d) {
+          per_channel = bias->shape[d] == 1;
+        }
+        if (bias != nullptr && bias->is_float() && bias->rank() == 0) per_channel = true;
+        if (per_channel) {
+          const auto idx = static_cast<std::size_t>(next - graph_.nodes.data());
+          fuse(*next, idx, FusedStep{idx, false, other});
+          next = sole_consumer(g.output);
+        }
+      }
+      if (next != nullptr && next->op_type == "Relu" && is_default_domain(*next) &&
+          next->outputs.size() == 1 && !next->outputs[0].empty()) {
+        const auto idx = static_cast<std::size_t>(next - graph_.nodes.data());
+        fuse(*next, idx, FusedStep{idx, true, {}});
+      }
+    }
+    plan_->gemms.emplace(i, std::move(g));
+  }
+}
+
+const LayerReport& Runtime::layer(const std::string& node_name) const {
+  for (const LayerReport& l : layers_) {
+    if (l.name == node_name) return l;
+  }
+  throw std::out_of_range("no node named '" + node_name + "' in " + graph_.source);
+}
+
+PlacementCounts Runtime::counts() const {
+  PlacementCounts c;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const LayerReport& l = layers_[i];
+    if (!l.fused_into.empty()) {
+      ++c.fused;
+      continue;
+    }
+    switch (l.placement) {
+      case Placement::DEVICE_SPARSE:
+        ++c.device_sparse;
+        break;
+      case Placement::DEVICE_DENSE:
+        ++c.device_dense;
+        break;
+      case Placement::HOST:
+        ++c.host;
+        break;
+    }
+    if (plan_->role[i] == NodeRole::SHAPE) ++c.shape_ops;
+    switch (l.fallback) {
+      case Fallback::NONE:
+        break;
+      case Fallback::DENSE_WEIGHT:
+        ++c.dense_fallbacks;
+        break;
+      case Fallback::HOST_UNSUPPORTED_OP:
+        ++c.host_unsupported_op;
+        break;
+      case Fallback::HOST_UNSUPPORTED_CASE:
+        ++c.host_unsupported_case;
+        break;
+      case Fallback::HOST_UNFUSED:
+        ++c.host_unfused;
+        break;
+    }
+  }
+  return c;
+}
+
+std::string Runtime::describe() const {
+  std::ostringstream s;
+  s << "model " << (graph_.source.empty() ? graph_.name : graph_.source) << " on "
+    << device_->name() << " (" << caps_.describe() << ")\n";
+  for (const std::size_t i : order_) {
+    const LayerReport& l = layers_[i];
+    s << "  " << l.name << " (" << l.op_type << "): " << to_string(l.placement);
+    if (l.fallback != Fallback::NONE) s << ", fallback " << to_string(l.fallback);
+    s << ": " << l.reason << "\n";
+  }
+  const PlacementCounts c = counts();
+  s << "layers: " << c.device_sparse << " device sparse, " << c.device_dense << " device dense, "
+    << c.host << " host (" << c.shape_ops << " shape ops), " << c.fused << " nodes fused\n"
+    << "fallbacks: " << c.fallbacks() << " (dense weight " << c.dense_fallbacks
+    << ", host unsupported op " << c.host_unsupported_op << ", host unsupported case "
+    << c.host_unsupported_case << ", host unfused " << c.host_unfused << ")\n";
+  return s.str();
+}
+
+}  // namespace nmsa

@@ -1,0 +1,27 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// The plan a Runtime makes once, when it is built (runtime_placement.cpp), and follows in every
+// run (runtime.cpp): the role of each node, and each device GEMM in device form.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <vector>
+
+#include "gemm_lowering.hpp"
+#include "nmsa/runtime.hpp"
+
+namespace nmsa {
+
+namespace graph_detail {
+
+enum class NodeRole { DEVICE_GEMM, FUSED, SHAPE, HOST };
+
+}  // namespace graph_detail
+
+struct Runtime::Plan {
+  std::vector<graph_detail::NodeRole> role;
+  std::map<std::size_t, graph_detail::DeviceGemm> gemms;
+};
+
+}  // namespace nmsa
