@@ -26,7 +26,7 @@
 #include "nmsa/progress.hpp"
 #include "nmsa/prune.hpp"
 #include "nmsa/quant.hpp"
-#include "nmsa/report.hpp"
+#include "nmsa/release_gate.hpp"
 #include "nmsa/runtime.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/rtl_device.hpp"

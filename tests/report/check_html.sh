@@ -26,7 +26,7 @@ failed=0
 fail() { echo "FAIL $*"; failed=$((failed + 1)); }
 pass() { echo "PASS $*"; }
 
-# The ids report_html writes (sw/src/report.cpp, kSections), in page order.
+# The ids report_html writes (sw/report/src/report_html.cpp, kSections), in page order.
 sections=(summary targets layers speedup fallback utilization metadata latency quality
           equal-budget schedule cross-checks tags notes)
 

@@ -1,8 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// The deployment report (report.hpp): nearest-rank percentiles, the JSON keys and their values,
-// the HTML page's sections, escaping and self-containment, the Markdown figures, the files, and
-// the release gate with the errors of report.json reading.
+// The deployment report (report.hpp, release_gate.hpp): nearest-rank percentiles, the JSON keys
+// and their values, the HTML page's sections, escaping and self-containment, the Markdown
+// figures, the files, and the release gate with the errors of report.json reading.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,6 +21,7 @@
 #include "../common/expect_throw.hpp"
 #include "../common/seed.hpp"
 #include "../report/sample_report.hpp"
+#include "nmsa/release_gate.hpp"
 #include "nmsa/report.hpp"
 
 namespace nmsa {

@@ -1,0 +1,201 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// report.json: every figure of the report, machine-readable (its main keys: docs/demo.md); the
+// release gate reads it back.
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "nmsa/report.hpp"
+#include "report_common.hpp"
+
+namespace nmsa {
+
+using namespace report_detail;
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json number(double v) { return measured(v) ? Json(v) : Json(nullptr); }
+
+Json cycles_if(bool known, std::uint64_t v) { return known ? Json(v) : Json(nullptr); }
+
+Json us_if(const DeploymentReport& r, bool known, std::uint64_t cycles) {
+  return known && has_clock(r) ? Json(static_cast<double>(cycles) / r.clock_mhz) : Json(nullptr);
+}
+
+Json latency_json(const LatencySummary& l) {
+  const bool known = has_latency(l);
+  Json j;
+  j["label"] = l.label;
+  j["batch_size"] = l.batch_size;
+  j["batches"] = l.batch_cycles.size();
+  j["p50"] = cycles_if(known, l.p50);
+  j["p95"] = cycles_if(known, l.p95);
+  j["p99"] = cycles_if(known, l.p99);
+  j["total_cycles"] = cycles_if(!l.batch_cycles.empty(), l.total_cycles());
+  j["batch_cycles"] = l.batch_cycles;
+  return j;
+}
+
+}  // namespace
+
+std::string report_json(const DeploymentReport& r) {
+  const Derived d = derive(r);
+  const bool lat = has_latency(d.deployed);
+  const bool dense_lat = has_latency(d.dense);
+  Json j;
+  j["report_format"] = kReportFormatVersion;
+  j["title"] = r.title;
+  j["dataset"] = r.dataset;
+  j["test_images"] = r.test_images;
+  j["device"] = r.device;
+  j["clock_mhz"] = has_clock(r) ? Json(r.clock_mhz) : Json(nullptr);  // 0: no clock stated
+  j["clock_measured"] = r.clock_measured;
+  j["clock_source"] = r.clock_source;
+  if (r.hardware) {
+    const HardwareCost& h = *r.hardware;
+    j["hardware"] = {{"device", h.device},
+                     {"sparse_source", h.sparse_source},
+                     {"dense_only_source", h.dense_source},
+                     {"sparse_luts", h.sparse_luts},
+                     {"dense_only_luts", h.dense_luts},
+                     {"sparse_dsps", h.sparse_dsps},
+                     {"dense_only_dsps", h.dense_dsps},
+                     {"sparse_brams", h.sparse_brams},
+                     {"dense_only_brams", h.dense_brams},
+                     {"sparse_fmax_mhz", h.sparse_fmax_mhz},
+                     {"dense_only_fmax_mhz", h.dense_fmax_mhz},
+                     {"cycles_ratio", number(h.cycles_ratio)},
+                     {"throughput_ratio", number(h.throughput_ratio())},
+                     {"throughput_per_lut_ratio", number(h.per_lut_ratio())},
+                     {"throughput_per_dsp_ratio", number(h.per_dsp_ratio())}};
+  } else {
+    j["hardware"] = nullptr;
+  }
+  j["dense_fp32_accuracy"] = number(r.dense_fp32_accuracy);
+  j["dense_int8_accuracy"] = number(r.dense_int8_accuracy);
+  j["sparse_fp32_accuracy"] = number(r.sparse_fp32_accuracy);
+  j["sparse_int8_accuracy"] = number(r.sparse_int8_accuracy);
+  j["quality_delta_pp"] = number(r.quality_delta_pp);
+  j["effective_speedup"] = number(r.effective_speedup);
+  j["all_sparse_speedup_predicted"] = number(r.all_sparse_speedup_predicted);
+  j["latency_cycles_p50"] = cycles_if(lat, d.deployed.p50);
+  j["latency_cycles_p95"] = cycles_if(lat, d.deployed.p95);
+  j["latency_cycles_p99"] = cycles_if(lat, d.deployed.p99);
+  j["latency_us_p50"] = us_if(r, lat, d.deployed.p50);
+  j["latency_us_p95"] = us_if(r, lat, d.deployed.p95);
+  j["latency_us_p99"] = us_if(r, lat, d.deployed.p99);
+  j["dense_latency_cycles_p50"] = cycles_if(dense_lat, d.dense.p50);
+  j["dense_latency_cycles_p95"] = cycles_if(dense_lat, d.dense.p95);
+  j["dense_latency_cycles_p99"] = cycles_if(dense_lat, d.dense.p99);
+  j["fallback_layers"] = r.fallback_layers;
+  j["fallback_cycles"] = r.fallback_cycles;
+  j["fallback_cycle_share"] = number(r.fallback_cycle_share);
+  j["pe_utilization"] = number(r.pe_utilization);
+  j["weight_bytes_dense"] = r.weight_bytes_dense;
+  j["weight_bytes_deployed"] = r.weight_bytes_deployed;
+  j["meta_bytes"] = r.meta_bytes;
+  j["meta_share"] = number(d.meta_share);
+  j["dma_read_bytes"] = r.dma_read_bytes;
+  j["dma_meta_bytes"] = r.dma_meta_bytes;
+  j["batches"] = r.batches;
+  j["batches_bit_exact_golden"] = r.batches_bit_exact_golden;
+  j["batches_bit_exact_model"] = r.batches_bit_exact_model;
+  j["targets_met"] = d.targets_met;
+  j["targets_total"] = r.targets.size();
+
+  Json layers = Json::array();
+  for (const auto& l : r.layers) {
+    Json e;
+    e["name"] = l.name;
+    e["op"] = l.op;
+    e["k"] = l.k;
+    e["n_out"] = l.n_out;
+    e["placement"] = l.placement;
+    e["reason"] = l.reason;
+    e["sensitivity_pp"] = number(l.sensitivity_pp);
+    e["deployed_cycles"] = l.deployed_cycles;
+    e["dense_cycles"] = l.dense_cycles;
+    e["speedup"] = number(l.speedup());
+    e["macs"] = l.macs;
+    e["utilization"] = number(l.utilization);
+    e["dense_weight_bytes"] = l.dense_weight_bytes;
+    e["deployed_weight_bytes"] = l.deployed_weight_bytes;
+    e["meta_bytes"] = l.meta_bytes;
+    layers.push_back(std::move(e));
+  }
+  j["layers"] = std::move(layers);
+
+  Json quality = Json::array();
+  for (const auto& q : r.quality) {
+    Json e;
+    e["model"] = q.model;
+    e["schedule"] = q.schedule;
+    e["permuted"] = q.permuted;
+    e["fp32_accuracy"] = number(q.fp32_accuracy);
+    e["int8_accuracy"] = number(q.int8_accuracy);
+    e["int8_measured_on"] = q.int8_measured_on;
+    e["deployed"] = q.deployed;
+    e["note"] = q.note;
+    quality.push_back(std::move(e));
+  }
+  j["quality"] = std::move(quality);
+
+  Json schedules = Json::array();
+  for (const auto& c : r.schedules) {
+    Json e;
+    e["name"] = c.name;
+    Json sparsity = Json::array(), acc = Json::array();
+    for (const auto& [ep, s] : c.sparsity) {
+      sparsity.push_back(Json{{"epoch", number(ep)}, {"sparsity", number(s)}});
+    }
+    for (const auto& [ep, a] : c.val_accuracy) {
+      acc.push_back(Json{{"epoch", number(ep)}, {"val_accuracy", number(a)}});
+    }
+    e["sparsity"] = std::move(sparsity);
+    e["val_accuracy"] = std::move(acc);
+    schedules.push_back(std::move(e));
+  }
+  j["schedules"] = std::move(schedules);
+
+  Json latency;
+  latency["deployed"] = latency_json(d.deployed);
+  latency["dense"] = latency_json(d.dense);
+  latency["others"] = Json::array();
+  for (const auto& l : d.others) latency["others"].push_back(latency_json(l));
+  j["latency"] = std::move(latency);
+
+  if (r.equal_budget) {
+    const EqualBudget& b = *r.equal_budget;
+    Json e;
+    e["dense_model"] = b.dense_model;
+    e["sparse_model"] = b.sparse_model;
+    e["budget_cycles_p50"] = b.budget_cycles_p50;
+    e["sparse_cycles_p50"] = b.sparse_cycles_p50;
+    e["predicted_sparse_cycles"] = b.predicted_sparse_cycles;
+    e["dense_int8_accuracy"] = number(b.dense_int8_accuracy);
+    e["sparse_int8_accuracy"] = number(b.sparse_int8_accuracy);
+    e["fits"] = b.fits();
+    j["equal_budget"] = std::move(e);
+  } else {
+    j["equal_budget"] = nullptr;
+  }
+
+  Json targets = Json::array();
+  for (const auto& t : r.targets) {
+    targets.push_back(
+        Json{{"name", t.name}, {"required", t.required}, {"measured", t.measured}, {"met", t.met}});
+  }
+  j["targets"] = std::move(targets);
+  Json tags = Json::object();
+  for (const auto& [k, v] : r.tags) tags[k] = v;
+  j["tags"] = std::move(tags);
+  j["notes"] = r.notes;
+  // Names and tags come from models and tools: bytes that are not UTF-8 must not stop the report.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace nmsa
