@@ -98,7 +98,7 @@ def tool_version(cmd):
 
 def rtl_hash():
     """FNV-1a (64 bits) of the RTL a result was measured on: every file of rtl/files.f (path,
-    newline, contents, in list order) and rtl/configs.json. sw/src/fpga_results.cpp computes the
+    newline, contents, in list order) and rtl/configs.json. sw/report/src/fpga_results.cpp computes the
     same, so a report can tell whether the RTL changed since the measurement it cites."""
     h = 0xcbf29ce484222325
     paths = rtl_files() + ["rtl/configs.json"]

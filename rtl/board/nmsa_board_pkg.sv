@@ -1,7 +1,7 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
 // Constants of the UART bridge protocol (docs/fpga.md, "The protocol"). The host side has the
-// same values in sw/include/nmsa/uart_bridge.hpp; a test compares the two.
+// same values in sw/device/include/nmsa/uart_bridge.hpp; a test compares the two.
 `default_nettype none
 
 package nmsa_board_pkg;
