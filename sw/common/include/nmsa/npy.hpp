@@ -1,7 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// NumPy .npy files (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html), the
-// way weights and activations exported from PyTorch/NumPy reach the host library without Python.
+// NumPy .npy files (the format numpy.save writes: magic, version, a Python-literal header, raw
+// data), the way weights and activations exported from PyTorch/NumPy reach the host library
+// without Python.
 //
 // Read: format versions 1.0, 2.0 and 3.0 (3.0 differs from 2.0 only in allowing UTF-8 in the
 // header, which none of the supported dtypes needs); dtypes int8 (|i1), uint8 (|u1), int32 (<i4),
@@ -9,8 +10,8 @@
 // data are transposed into C order on reading, so NpyArray::bytes is always C order (numpy writes
 // Fortran order for the transpose of a C array, e.g. np.save("w.npy", w.T)).
 // Written: format 1.0, C order, byte for byte what numpy.save writes for the same array (checked
-// against numpy 2.4; since numpy/numpy#20321 numpy pads the header with room for the first axis
-// to grow in place, and so does this writer).
+// against numpy 2.4; recent numpy pads the header with room for the first axis to grow in place,
+// and so does this writer).
 //
 // Every malformed file gives a std::runtime_error whose message starts with the path (or the name
 // given to parse_npy) and says what is wrong; nothing else escapes, and nothing is read out of
