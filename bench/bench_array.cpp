@@ -1,20 +1,20 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// Array benchmark (issue targets): the `default` configuration on a GEMM of 1024 activation rows,
+// Array benchmark: the `default` configuration on a GEMM of 1024 activation rows,
 // K = 1024, 64 output channels, in sparse and dense mode on the same RTL. Prints cycles, the
 // effective speedup (dense cycles / sparse cycles), steady-state sparse utilization, Verilator
 // simulation speed, and the build time of each configuration (measured by the Makefile and passed
-// in as a file), and writes build/bench/array.json.
+// in as a file), and writes build/bench/array.json. Targets (bench_common.hpp): effective speedup
+// >= 1.95x, sparse steady-state utilization >= 97%.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <random>
-#include <sstream>
 #include <string>
 
 #include "../tests/common/random_matrix.hpp"
+#include "bench_common.hpp"
 #include "nmsa/golden.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/array_gemm.hpp"
@@ -27,26 +27,6 @@ struct Args {
   std::string out = "build/bench/array.json";
   std::string build_times;  // lines "name seconds"
 };
-
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--config") a.config = value();
-    else if (arg == "--rows") a.rows = std::stol(value());
-    else if (arg == "--k") a.k = std::stol(value());
-    else if (arg == "--n") a.n_out = std::stol(value());
-    else if (arg == "--out") a.out = value();
-    else if (arg == "--build-times") a.build_times = value();
-    else throw std::invalid_argument("unknown argument " + arg +
-                                     " (known: --config --rows --k --n --out --build-times)");
-  }
-  return a;
-}
 
 std::map<std::string, double> read_build_times(const std::string& path) {
   std::map<std::string, double> times;
@@ -61,8 +41,17 @@ std::map<std::string, double> read_build_times(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace bench = nmsa::bench;
+  Args args;
+  CLI::App app{"Array benchmark: sparse and dense mode of one configuration on the same RTL"};
+  app.add_option("--config", args.config, "configuration of rtl/configs.json");
+  app.add_option("--rows", args.rows, "activation rows")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--k", args.k, "reduction length")->check(CLI::Range(4, 1 << 20));
+  app.add_option("--n", args.n_out, "output channels")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--out", args.out, "result file");
+  app.add_option("--build-times", args.build_times, "lines 'name seconds' of model build times");
+  if (const int rc = bench::parse_options(app, argc, argv); rc >= 0) return rc;
   try {
-    const Args args = parse(argc, argv);
     std::mt19937_64 rng(2024);
     const nmsa::MatrixI8 x = nmsa::testing::random_i8(args.rows, args.k, rng);
     auto sim = nmsa::tb::make_array_sim(args.config, 1);
@@ -77,7 +66,6 @@ int main(int argc, char** argv) {
 
     const auto t0 = std::chrono::steady_clock::now();
     const auto sparse = nmsa::tb::run_array_gemm(*sim, x, w, nmsa::tb::ArrayMode::kSparse);
-    const auto t1 = std::chrono::steady_clock::now();
     const auto dense = nmsa::tb::run_array_gemm(*sim, x, w, nmsa::tb::ArrayMode::kDense);
     const auto t2 = std::chrono::steady_clock::now();
 
@@ -88,7 +76,6 @@ int main(int argc, char** argv) {
     const double speedup = static_cast<double>(dense.cycles) / static_cast<double>(sparse.cycles);
     const double util = sparse.utilization(g);
     const double ideal_speedup = static_cast<double>(g.pattern.m) / g.pattern.n;
-    (void)t1;
 
     std::printf("\n%-28s %14s %14s\n", "", "sparse", "dense");
     std::printf("%-28s %14llu %14llu\n", "cycles",
@@ -101,9 +88,9 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(dense.stall_cycles));
     std::printf("%-28s %13.2f%% %13.2f%%\n", "utilization (of sparse peak)", 100.0 * util,
                 100.0 * dense.utilization(g));
-    std::printf("\n%-40s %8.3fx (limit %.1fx, target >= 1.95x)\n",
+    std::printf("\n%-40s %8.3fx (limit %.1fx)\n",
                 "effective speedup (dense/sparse cycles)", speedup, ideal_speedup);
-    std::printf("%-40s %8.2f%% (target >= 97%%)\n", "sparse steady-state utilization",
+    std::printf("%-40s %8.2f%%\n", "sparse steady-state utilization",
                 100.0 * util);
     std::printf("%-40s %8s\n", "bit-exact vs Eigen golden", exact ? "yes" : "NO");
     std::printf("%-40s %8.0f cycles/s\n", "Verilator simulation speed", sim_rate);
@@ -122,31 +109,24 @@ int main(int argc, char** argv) {
       }
     }
 
-    std::ostringstream json;
-    json << "{\n"
-         << "  \"config\": \"" << args.config << "\",\n"
-         << "  \"rows\": " << args.rows << ", \"k\": " << args.k << ", \"n\": " << args.n_out
-         << ",\n"
-         << "  \"sparse_cycles\": " << sparse.cycles << ",\n"
-         << "  \"dense_cycles\": " << dense.cycles << ",\n"
-         << "  \"effective_speedup\": " << speedup << ",\n"
-         << "  \"ideal_speedup\": " << ideal_speedup << ",\n"
-         << "  \"sparse_utilization\": " << util << ",\n"
-         << "  \"dense_utilization\": " << dense.utilization(g) << ",\n"
-         << "  \"bit_exact\": " << (exact ? "true" : "false") << ",\n"
-         << "  \"sim_cycles_per_s\": " << sim_rate << ",\n"
-         << "  \"build_seconds\": {";
-    bool first = true;
-    for (const auto& [name, seconds] : build_times) {
-      json << (first ? "" : ", ") << "\"" << name << "\": " << seconds;
-      first = false;
-    }
-    json << "}\n}\n";
-    std::ofstream(args.out) << json.str();
-    std::printf("\nwrote %s\n", args.out.c_str());
-    return exact ? 0 : 1;
+    const std::vector<bench::Target> targets = {
+        {"effective_speedup", speedup, 1.95, true},
+        {"sparse_utilization", util, 0.97, true},
+    };
+    const int missed = bench::print_targets(targets);
+
+    bench::Json json = {
+        {"config", args.config}, {"rows", args.rows}, {"k", args.k}, {"n", args.n_out},
+        {"sparse_cycles", sparse.cycles}, {"dense_cycles", dense.cycles},
+        {"effective_speedup", speedup}, {"ideal_speedup", ideal_speedup},
+        {"sparse_utilization", util}, {"dense_utilization", dense.utilization(g)},
+        {"bit_exact", exact}, {"sim_cycles_per_s", sim_rate},
+        {"build_seconds", build_times}, {"targets", bench::targets_json(targets)},
+    };
+    bench::write_json(args.out, json);
+    return bench::exit_code(exact, missed);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_array: %s\n", e.what());
-    return 2;
+    return bench::kExitUsage;
   }
 }

@@ -14,7 +14,7 @@ PACKAGES=(
   gtkwave
   libonnx-dev libprotobuf-dev libonnx-testdata
   dataset-fashion-mnist zlib1g-dev
-  nlohmann-json3-dev
+  nlohmann-json3-dev libcli11-dev
   chromium
 )
 
