@@ -13,6 +13,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -77,10 +78,10 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
-const char* const kSectionIds[] = {"summary", "targets",      "layers",   "speedup",
-                                   "fallback", "utilization", "metadata", "latency",
-                                   "quality",  "equal-budget", "schedule", "cross-checks",
-                                   "tags",     "notes"};
+const char* const kSectionIds[] = {"summary",  "targets",     "layers",       "speedup",
+                                   "hardware", "fallback",    "utilization",  "metadata",
+                                   "latency",  "quality",     "equal-budget", "schedule",
+                                   "cross-checks", "tags",    "notes"};
 
 // --- Percentiles ---------------------------------------------------------------------------------
 
@@ -308,7 +309,7 @@ TEST(ReportTest, MarkdownHasTheHeadlineFigures) {
   const DeploymentReport r = make_sample_report();
   const std::string text = report_markdown(r);
   for (const char* heading :
-       {"## Summary", "### Targets", "## Supported layer matrix", "## Speedup",
+       {"## Summary", "## Targets", "## Supported layer matrix", "## Speedup",
         "## Dense-fallback impact", "## PE utilization", "## Metadata overhead", "## Latency",
         "## Quality", "## Equal latency budget", "## Pruning schedules", "## Cross-checks",
         "## Tags", "## Notes"}) {
@@ -341,6 +342,33 @@ TEST(ReportTest, MarkdownHasTheHeadlineFigures) {
   EXPECT_NE(text.find("**NOT MET**"), std::string::npos);
   EXPECT_NE(text.find("### gradual (permuted)"), std::string::npos);
   EXPECT_NE(text.find("| 0.75 | 28.9% |  |"), std::string::npos);  // a schedule point
+}
+
+// report.md and index.html render one document: the same sections in the same order, and the
+// same table cells (a figure from each kind of section, found in both).
+TEST(ReportTest, MarkdownAndHtmlShowTheSameSectionsAndFigures) {
+  const DeploymentReport r = make_sample_report();
+  const std::string text = report_markdown(r);
+  const std::string html = report_html(r);
+  std::vector<std::string> md_titles, html_titles;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("## ", 0) == 0) md_titles.push_back(line.substr(3));
+  }
+  for (auto pos = html.find("<h2>"); pos != std::string::npos; pos = html.find("<h2>", pos + 1)) {
+    const auto end = html.find("</h2>", pos);
+    html_titles.push_back(html.substr(pos + 4, end - pos - 4));
+  }
+  EXPECT_EQ(md_titles, html_titles);
+  EXPECT_EQ(md_titles.size(), std::size(kSectionIds));
+  for (const std::string cell : {"36,575,116", "2,681.9", "19.8%", "100 of 100", "829,668",
+                                 "quality gate: pruning costs 1.30 pp &gt; 1.00 pp"}) {
+    EXPECT_NE(html.find(cell), std::string::npos) << cell;
+    const std::string md_cell = cell == "quality gate: pruning costs 1.30 pp &gt; 1.00 pp"
+                                    ? "quality gate: pruning costs 1.30 pp > 1.00 pp"
+                                    : cell;
+    EXPECT_NE(text.find(md_cell), std::string::npos) << md_cell;
+  }
 }
 
 TEST(ReportTest, MarkdownEscapesTableCells) {

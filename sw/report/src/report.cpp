@@ -1,7 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
 // The deployment report itself: the latency percentiles every writer shows, and the three files
-// (the writers: report_json.cpp, report_markdown.cpp, report_html.cpp).
+// (report_json.cpp writes the data; report_document.cpp the sections, which report_markdown.cpp
+// and report_html.cpp render).
 #include "nmsa/report.hpp"
 
 #include <algorithm>

@@ -1,0 +1,446 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// The report's sections, written once: what each says, in which order, and what it shows when
+// its figures were not measured. report_markdown.cpp and report_html.cpp render the result.
+#include "report_document.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report_charts.hpp"
+#include "report_common.hpp"
+
+namespace nmsa::report_detail {
+
+// --- The model's helpers -------------------------------------------------------------------------
+
+Inline& Inline::operator+=(const Inline& more) {
+  spans.insert(spans.end(), more.spans.begin(), more.spans.end());
+  return *this;
+}
+
+Inline operator+(Inline a, const Inline& b) { return a += b; }
+
+namespace {
+
+Inline styled(Span::Style style, const std::string& text, double fraction = 0) {
+  Inline i;
+  i.spans.push_back({style, text, fraction});
+  return i;
+}
+
+}  // namespace
+
+Inline strong(const std::string& text) { return styled(Span::Style::kStrong, text); }
+Inline code(const std::string& text) { return styled(Span::Style::kCode, text); }
+
+Inline status(bool good, const std::string& good_text, const std::string& bad_text) {
+  return good ? styled(Span::Style::kGood, good_text) : styled(Span::Style::kBad, bad_text);
+}
+
+Inline meter(double fraction) {
+  if (!measured(fraction)) return Inline("n/a");
+  return styled(Span::Style::kMeter, percent(fraction, 1), fraction);
+}
+
+namespace {
+
+Block block(Block::Kind kind) {
+  Block b;
+  b.kind = kind;
+  return b;
+}
+
+}  // namespace
+
+Block paragraph(Inline text) {
+  Block b = block(Block::Kind::kParagraph);
+  b.text = std::move(text);
+  return b;
+}
+
+Block small_print(Inline text) {
+  Block b = block(Block::Kind::kSmallPrint);
+  b.text = std::move(text);
+  return b;
+}
+
+Block table_block(Table table) {
+  Block b = block(Block::Kind::kTable);
+  b.table = std::move(table);
+  return b;
+}
+
+Block list(std::vector<Inline> items) {
+  Block b = block(Block::Kind::kList);
+  b.items = std::move(items);
+  return b;
+}
+
+Block heading(const std::string& text) {
+  Block b = block(Block::Kind::kHeading);
+  b.text = Inline(text);
+  return b;
+}
+
+Block figure(std::string svg) {
+  Block b = block(Block::Kind::kFigure);
+  b.svg = std::move(svg);
+  return b;
+}
+
+Block cards(std::vector<Card> cards) {
+  Block b = block(Block::Kind::kCards);
+  b.cards = std::move(cards);
+  return b;
+}
+
+Block details(Inline summary, Table table) {
+  Block b = block(Block::Kind::kDetails);
+  b.text = std::move(summary);
+  b.table = std::move(table);
+  return b;
+}
+
+// --- The sections --------------------------------------------------------------------------------
+
+namespace {
+
+Section missing_section(Section s, std::string reason = "") {
+  s.missing = true;
+  s.missing_reason = std::move(reason);
+  return s;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+Section summary(const DeploymentReport& r, const Derived& d) {
+  Section s{"summary", "Summary", {}, false, ""};
+  s.blocks.push_back(cards(
+      {{"sparse INT8 top-1", percent(r.sparse_int8_accuracy),
+        "dense FP32 " + percent(r.dense_fp32_accuracy)},
+       {"quality delta", signed_pp(r.quality_delta_pp), "sparse INT8 vs dense FP32"},
+       {"effective speedup", times(r.effective_speedup), "all dense / deployed device cycles"},
+       {"p99 latency", has_latency(d.deployed) ? grouped(d.deployed.p99) : "n/a",
+        has_latency(d.deployed) ? "cycles per batch (" + microseconds(r, d.deployed.p99) + ")"
+                                : ""}}));
+
+  Table t{{"figure", "value"}, {}, "lr", true, false};
+  t.rows = {
+      {"dataset", or_dash(r.dataset)},
+      {"test images",
+       r.test_images > 0 ? grouped(static_cast<std::uint64_t>(r.test_images)) : "n/a"},
+      {"device", or_dash(r.device)},
+      {"clock", clock_label(r)},
+  };
+  if (!r.clock_source.empty()) t.rows.push_back({"clock source", r.clock_source});
+  const std::vector<std::vector<Inline>> figures = {
+      {"dense FP32 top-1", percent(r.dense_fp32_accuracy)},
+      {"dense INT8 top-1", percent(r.dense_int8_accuracy)},
+      {"sparse FP32 top-1", percent(r.sparse_fp32_accuracy)},
+      {"sparse INT8 top-1 (deployed)", percent(r.sparse_int8_accuracy)},
+      {"quality delta (sparse INT8 - dense FP32)", signed_pp(r.quality_delta_pp)},
+      {"effective speedup (all dense / deployed cycles)", times(r.effective_speedup)},
+      {"all-sparse speedup (predicted)", times(r.all_sparse_speedup_predicted)},
+  };
+  t.rows.insert(t.rows.end(), figures.begin(), figures.end());
+  const std::pair<const char*, std::uint64_t> percentiles[] = {
+      {"p50", d.deployed.p50}, {"p95", d.deployed.p95}, {"p99", d.deployed.p99}};
+  for (const auto& [name, cycles] : percentiles) {
+    t.rows.push_back({std::string("latency ") + name + " per batch",
+                      has_latency(d.deployed) ? cycles_and_us(r, cycles) : "n/a"});
+  }
+  t.rows.push_back({"dense fallbacks", r.fallback_layers.empty() ? "none" : joined(r.fallback_layers)});
+  t.rows.push_back({"dense-fallback share of cycles", percent(r.fallback_cycle_share, 1)});
+  t.rows.push_back({"PE utilization", percent(r.pe_utilization, 1)});
+  t.rows.push_back({"metadata share of deployed weights", percent(d.meta_share, 1)});
+  if (!r.targets.empty()) {
+    t.rows.push_back({"targets met", std::to_string(d.targets_met) + " of " +
+                                         std::to_string(r.targets.size()) + " " +
+                                         status(d.targets_met == r.targets.size(), "all met",
+                                                "NOT ALL MET")});
+  }
+  s.blocks.push_back(table_block(std::move(t)));
+  return s;
+}
+
+Section targets(const DeploymentReport& r) {
+  Section s{"targets", "Targets", {}, false, ""};
+  if (r.targets.empty()) return missing_section(s, "no targets in this report");
+  Table t{{"target", "required", "measured", "status"}, {}, "llrl", false, false};
+  for (const auto& target : r.targets) {
+    t.rows.push_back({target.name, target.required, target.measured, status(target.met)});
+  }
+  s.blocks.push_back(table_block(std::move(t)));
+  return s;
+}
+
+Section layers(const DeploymentReport& r) {
+  Section s{"layers", "Supported layer matrix", {}, false, ""};
+  if (r.layers.empty()) return missing_section(s);
+  Table t{{"layer", "op", "K", "N_out", "placement", "reason", kPrunedAloneHeader},
+          {},
+          "llrrllr",
+          false,
+          false};
+  for (const auto& l : r.layers) {
+    t.rows.push_back({strong(l.name), l.op, std::to_string(l.k), std::to_string(l.n_out),
+                      l.placement, or_dash(l.reason), signed_pp(-l.sensitivity_pp)});
+  }
+  s.blocks.push_back(table_block(std::move(t)));
+  s.blocks.push_back(small_print(
+      "\"Pruned alone\": validation top-1 change when only this layer is pruned to N:M and "
+      "briefly fine-tuned, against an unpruned control fine-tuned alike (the quality gate's "
+      "input)."));
+  return s;
+}
+
+Section speedup(const DeploymentReport& r, const Derived& d) {
+  Section s{"speedup", "Speedup", {}, false, ""};
+  if (r.layers.empty() && !measured(r.effective_speedup)) return missing_section(s);
+  s.blocks.push_back(paragraph(
+      "End to end, measured over the whole test set: " + strong(times(r.effective_speedup)) +
+      " (all-dense cycles / deployed cycles, same RTL, same batches). With every fallback layer "
+      "sparse too, the cycle model predicts " +
+      times(r.all_sparse_speedup_predicted) + "."));
+  if (!r.layers.empty()) {
+    Table t{{"layer", "placement", "deployed cycles", "all-dense cycles", "speedup"},
+            {},
+            "llrrr",
+            false,
+            true};
+    for (const auto& l : r.layers) {
+      t.rows.push_back({l.name, l.placement, grouped(l.deployed_cycles), grouped(l.dense_cycles),
+                        times(l.speedup())});
+    }
+    t.rows.push_back({"all layers", "", grouped(d.layer_deployed_cycles),
+                      grouped(d.layer_dense_cycles),
+                      times(ratio_or_nan(d.layer_dense_cycles, d.layer_deployed_cycles))});
+    s.blocks.push_back(table_block(std::move(t)));
+  }
+  s.blocks.push_back(figure(speedup_figure(r)));
+  return s;
+}
+
+Section hardware(const DeploymentReport& r) {
+  Section s{"hardware", "Hardware cost at equal area", {}, false, ""};
+  if (!r.hardware) return missing_section(s, "no place-and-route results of both designs");
+  const HardwareCost& h = *r.hardware;
+  s.blocks.push_back(paragraph(
+      "The device with N:M support against the dense-only design of the same multipliers (no "
+      "decoder, no lane muxes, no metadata path), both placed and routed on " +
+      h.device + ". The same-array speedup (" + times(r.effective_speedup) +
+      ") runs dense layers on the N:M array; the ratios below charge the N:M support its area."));
+  Table t{{"figure", "N:M design", "dense-only"}, {}, "lrr", true, false};
+  for (const auto& row : hardware_rows(h)) t.rows.push_back({row.begin(), row.end()});
+  s.blocks.push_back(table_block(std::move(t)));
+  s.blocks.push_back(small_print("Sources: " + h.sparse_source + "; " + h.dense_source +
+                                 ". Dense-only cycles come from the cycle model, which the "
+                                 "regression holds exact against the RTL."));
+  return s;
+}
+
+Section fallback(const DeploymentReport& r) {
+  Section s{"fallback", "Dense-fallback impact", {}, false, ""};
+  if (r.layers.empty() && r.fallback_layers.empty()) return missing_section(s);
+  s.blocks.push_back(paragraph(
+      "Layers that run dense on the device: " +
+      strong(r.fallback_layers.empty() ? "none" : joined(r.fallback_layers)) + ". They take " +
+      grouped(r.fallback_cycles) + " cycles, " + strong(percent(r.fallback_cycle_share, 1)) +
+      " of the deployed device time. The speedup is " + times(r.effective_speedup) +
+      " with them and would be " + times(r.all_sparse_speedup_predicted) +
+      " (predicted) if they ran sparse."));
+  Table t{{"fallback layer", "reason", kPrunedAloneHeader, "cycles"}, {}, "llrr", false, false};
+  for (const auto& l : r.layers) {
+    if (!is_fallback(l)) continue;
+    t.rows.push_back({l.name, or_dash(l.reason), signed_pp(-l.sensitivity_pp),
+                      grouped(l.deployed_cycles)});
+  }
+  if (!t.rows.empty()) s.blocks.push_back(table_block(std::move(t)));
+  s.blocks.push_back(figure(fallback_figure(r)));
+  return s;
+}
+
+Section utilization(const DeploymentReport& r) {
+  Section s{"utilization", "PE utilization", {}, false, ""};
+  if (r.layers.empty() && r.pe_utilization == 0.0) return missing_section(s);
+  s.blocks.push_back(paragraph("Deployed run: " + strong(percent(r.pe_utilization, 1)) +
+                               " of the peak MACs per cycle of each layer's mode (useful "
+                               "dense-equivalent MACs / (cycles x peak))."));
+  Table t{{"layer", "placement", "MACs", "cycles", "utilization"}, {}, "llrrl", false, false};
+  for (const auto& l : r.layers) {
+    t.rows.push_back({l.name, l.placement, grouped(l.macs), grouped(l.deployed_cycles),
+                      l.deployed_cycles ? meter(l.utilization) : Inline("-")});
+  }
+  if (!t.rows.empty()) s.blocks.push_back(table_block(std::move(t)));
+  return s;
+}
+
+Section metadata(const DeploymentReport& r, const Derived& d) {
+  Section s{"metadata", "Metadata overhead", {}, false, ""};
+  if (r.weight_bytes_deployed == 0) return missing_section(s);
+  const double deployed_share = ratio_or_nan(r.weight_bytes_deployed, r.weight_bytes_dense);
+  s.blocks.push_back(paragraph("Metadata is " + strong(percent(d.meta_share, 1)) +
+                               " of the deployed weight bytes; the deployed weights are " +
+                               percent(deployed_share, 1) + " of the all-INT8-dense size."));
+  Table t{{"bytes", "value", "share"}, {}, "lrl", true, false};
+  t.rows = {{"weights, all INT8 dense", grouped(r.weight_bytes_dense), ""},
+            {"weights as deployed (values + metadata)", grouped(r.weight_bytes_deployed),
+             percent(deployed_share, 1) + " of dense"},
+            {"of which metadata", grouped(r.meta_bytes), meter(d.meta_share)},
+            {"DMA read bytes (deployed run)", grouped(r.dma_read_bytes), ""},
+            {"of which metadata (META_BYTES counter)", grouped(r.dma_meta_bytes),
+             meter(ratio_or_nan(r.dma_meta_bytes, r.dma_read_bytes))}};
+  s.blocks.push_back(table_block(std::move(t)));
+  Table per_layer{{"layer", "placement", "dense bytes", "deployed bytes", "metadata bytes",
+                   "metadata share"},
+                  {},
+                  "llrrrr",
+                  false,
+                  false};
+  for (const auto& l : r.layers) {
+    if (l.dense_weight_bytes == 0 && l.deployed_weight_bytes == 0) continue;
+    per_layer.rows.push_back({l.name, l.placement, grouped(l.dense_weight_bytes),
+                              grouped(l.deployed_weight_bytes), grouped(l.meta_bytes),
+                              percent(ratio_or_nan(l.meta_bytes, l.deployed_weight_bytes), 1)});
+  }
+  if (!per_layer.rows.empty()) s.blocks.push_back(details("per layer", std::move(per_layer)));
+  return s;
+}
+
+Section latency(const DeploymentReport& r, const Derived& d) {
+  Section s{"latency", "Latency", {}, false, ""};
+  Table t{{"run", "batch", "batches", "p50 cycles", "p95 cycles", "p99 cycles", "p50", "p95",
+           "p99", "total cycles"},
+          {},
+          "lrrrrrrrrr",
+          false,
+          false};
+  for (const LatencySummary* l : latency_runs(d)) {
+    if (!has_latency(*l)) continue;
+    t.rows.push_back({run_label(*l, l == &d.deployed ? "deployed" : "all dense"),
+                      std::to_string(l->batch_size), std::to_string(l->batch_cycles.size()),
+                      grouped(l->p50), grouped(l->p95), grouped(l->p99), microseconds(r, l->p50),
+                      microseconds(r, l->p95), microseconds(r, l->p99),
+                      grouped(l->total_cycles())});
+  }
+  if (t.rows.empty()) return missing_section(s);
+  s.blocks.push_back(paragraph(
+      "Device cycles per batch, nearest-rank percentiles; microseconds at " +
+      (has_clock(r) ? clock_label(r) : std::string("an unstated clock (n/a)")) + "."));
+  s.blocks.push_back(table_block(std::move(t)));
+  s.blocks.push_back(figure(latency_figure(r, d)));
+  return s;
+}
+
+Section quality(const DeploymentReport& r) {
+  Section s{"quality", "Quality", {}, false, ""};
+  if (r.quality.empty()) return missing_section(s);
+  Table t{{"model", "schedule", "permuted", "FP32 top-1", "INT8 top-1", "INT8 measured on",
+           "note"},
+          {},
+          "lllrrll",
+          false,
+          false};
+  for (const auto& q : r.quality) {
+    t.rows.push_back({q.deployed ? q.model + " " + status(true, "deployed") : Inline(q.model),
+                      q.schedule, q.permuted ? "yes" : "no", percent(q.fp32_accuracy),
+                      percent(q.int8_accuracy), or_dash(q.int8_measured_on), q.note});
+  }
+  s.blocks.push_back(table_block(std::move(t)));
+  s.blocks.push_back(figure(quality_figure(r)));
+  return s;
+}
+
+Section equal_budget(const DeploymentReport& r) {
+  Section s{"equal-budget", "Equal latency budget", {}, false, ""};
+  if (!r.equal_budget) return missing_section(s, "no equal-latency-budget comparison in this run");
+  const EqualBudget& b = *r.equal_budget;
+  Table t{{"", "model", "p50 cycles per batch", "p50", "predicted cycles", "INT8 top-1"},
+          {},
+          "llrrrr",
+          false,
+          false};
+  t.rows = {{"dense (the budget)", b.dense_model, grouped(b.budget_cycles_p50),
+             microseconds(r, b.budget_cycles_p50), "-", percent(b.dense_int8_accuracy)},
+            {"wider sparse", b.sparse_model, grouped(b.sparse_cycles_p50),
+             microseconds(r, b.sparse_cycles_p50), grouped(b.predicted_sparse_cycles),
+             percent(b.sparse_int8_accuracy)}};
+  s.blocks.push_back(table_block(std::move(t)));
+  s.blocks.push_back(paragraph(
+      "Fits the budget: " + status(b.fits(), "yes", "no") + "; INT8 top-1 " +
+      signed_pp(100.0 * (b.sparse_int8_accuracy - b.dense_int8_accuracy)) +
+      " against the dense model at the same latency."));
+  return s;
+}
+
+Section schedules(const DeploymentReport& r) {
+  Section s{"schedule", "Pruning schedules", {}, false, ""};
+  if (r.schedules.empty()) return missing_section(s);
+  s.blocks.push_back(figure(schedule_figures(r)));
+  for (const auto& c : r.schedules) {
+    Table t{{"epoch", "weight sparsity", "validation top-1"}, {}, "rrr", false, false};
+    for (const auto& p : schedule_points(c)) {
+      t.rows.push_back({epoch_text(p.epoch), measured(p.sparsity) ? percent(p.sparsity, 1) : "",
+                        measured(p.val_accuracy) ? percent(p.val_accuracy) : ""});
+    }
+    const std::string points = std::to_string(t.rows.size()) + " points";
+    s.blocks.push_back(details(c.name + ": " + points, std::move(t)));
+  }
+  return s;
+}
+
+Section cross_checks(const DeploymentReport& r) {
+  Section s{"cross-checks", "Cross-checks", {}, false, ""};
+  if (r.batches == 0) return missing_section(s);
+  s.blocks.push_back(paragraph("Batches whose device output equals the reference bit for bit."));
+  Table t{{"reference", "bit-exact batches", "status"}, {}, "lrl", false, false};
+  t.rows = {{"golden model (Eigen INT8)", fraction_of(r.batches_bit_exact_golden, r.batches),
+             status(r.batches_bit_exact_golden == r.batches, "ok", "MISMATCH")},
+            {"functional model", fraction_of(r.batches_bit_exact_model, r.batches),
+             status(r.batches_bit_exact_model == r.batches, "ok", "MISMATCH")}};
+  s.blocks.push_back(table_block(std::move(t)));
+  return s;
+}
+
+Section tags(const DeploymentReport& r) {
+  Section s{"tags", "Tags", {}, false, ""};
+  if (r.tags.empty()) return missing_section(s);
+  Table t{{"tag", "value"}, {}, "ll", true, false};
+  for (const auto& [k, v] : r.tags) t.rows.push_back({k, code(v)});
+  s.blocks.push_back(table_block(std::move(t)));
+  return s;
+}
+
+Section notes(const DeploymentReport& r) {
+  Section s{"notes", "Notes", {}, false, ""};
+  if (r.notes.empty()) {
+    s.blocks.push_back(paragraph("none"));
+    return s;
+  }
+  s.blocks.push_back(list({r.notes.begin(), r.notes.end()}));
+  return s;
+}
+
+}  // namespace
+
+Document report_document(const DeploymentReport& r) {
+  const Derived d = derive(r);
+  Document doc;
+  doc.title = r.title;
+  doc.subtitle = {or_dash(r.dataset), or_dash(r.device), clock_label(r)};
+  doc.sections = {summary(r, d),        targets(r),        layers(r),
+                  speedup(r, d),        hardware(r),       fallback(r),
+                  utilization(r),       metadata(r, d),    latency(r, d),
+                  quality(r),           equal_budget(r),   schedules(r),
+                  cross_checks(r),      tags(r),           notes(r)};
+  return doc;
+}
+
+}  // namespace nmsa::report_detail
