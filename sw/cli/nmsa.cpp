@@ -4,15 +4,14 @@
 // nmsa::Device, backed by the Verilated RTL (--backend rtl), the functional model (--backend
 // model) or an FPGA board over its UART (--backend uart:/dev/ttyUSB0). Exit codes: 0 success,
 // 1 a result that does not match the golden model, a device error or a failure of the link to a
-// board, 2 bad input (with a message naming it).
+// board, 2 bad input (with a message naming it). Options are parsed by CLI11, which also writes
+// the help of every command.
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <limits>
-#include <map>
 #include <memory>
 #include <random>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -31,59 +30,64 @@
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 #include "nmsa/uart_device.hpp"
-#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "number_options.hpp"
 
 namespace {
 
-using nmsa::cli::Options;
-using nmsa::cli::UsageError;
+// Bad input found after the options were parsed (a file, a pattern, a combination): exit code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
-std::unique_ptr<nmsa::Device> open_device(const Options& o) {
-  const std::string backend = o.get("--backend", "rtl");
-  if (backend.rfind("uart:", 0) == 0) {
-    if (o.has("--config")) {
-      throw UsageError("--config does not apply to --backend " + backend +
-                       ": a board reports the configuration it was built with");
-    }
-    return nmsa::make_uart_device(backend);
-  }
-  const std::string config = o.get("--config", "default");
-  if (backend == "model") return nmsa::make_model_device(config);
-  if (backend == "rtl") return nmsa::tb::make_rtl_device(config);
-  throw UsageError("--backend must be rtl, model or uart:<device>[@<baud>], not '" + backend + "'");
+// --backend and --config, shared by the commands that talk to a device.
+struct DeviceArgs {
+  std::string backend = "rtl";
+  std::string config = "default";
+  CLI::Option* config_option = nullptr;
+};
+
+void add_device_options(CLI::App* cmd, DeviceArgs& a) {
+  cmd->add_option("--backend", a.backend,
+                  "rtl: the Verilated accelerator (default); model: the functional model; "
+                  "uart:<device>[@<baud>]: an FPGA board on a serial port, e.g. uart:/dev/ttyUSB0 "
+                  "(1000000 baud unless given; docs/fpga.md)");
+  a.config_option = cmd->add_option("--config", a.config,
+                                    "named configuration of rtl/configs.json for rtl and model "
+                                    "(default: default)");
 }
 
-// The help text of --backend and --config, shared by the commands that take them.
-const std::string kBackendHelp =
-    "  --backend  rtl: the Verilated accelerator (default); model: the functional model;\n"
-    "             uart:<device>[@<baud>]: an FPGA board on a serial port, e.g.\n"
-    "             uart:/dev/ttyUSB0 (1000000 baud unless given; docs/fpga.md)\n"
-    "  --config   named configuration of rtl/configs.json for rtl and model (default: default)\n";
-
-const char* kMainHelp =
-    "usage: nmsa <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  info      the device's capabilities, read from its registers\n"
-    "  gemm      a random GEMM on the device, checked against the golden model\n"
-    "  prune     N:M-prune a weight matrix (.npy), optionally after a channel permutation search\n"
-    "  compress  compress an N:M weight matrix (.npy) into values and metadata (.npy)\n"
-    "  run       run an ONNX model layer by layer on the device, with its placement per layer\n"
-    "  gate      the release gate: compare two deployment reports (report.json) against limits\n"
-    "\n"
-    "Run 'nmsa <command> --help' for the options of a command.\n";
-
-const std::string kInfoHelp =
-    "usage: nmsa info [--backend rtl|model|uart:DEVICE[@BAUD]] [--config NAME]\n"
-    "\n"
-    "Prints the capability registers of the device.\n" + kBackendHelp;
-
-int cmd_info(const Options& o) {
-  if (o.help()) {
-    std::cout << kInfoHelp;
-    return 0;
+std::unique_ptr<nmsa::Device> open_device(const DeviceArgs& a) {
+  if (a.backend.rfind("uart:", 0) == 0) {
+    if (a.config_option->count() > 0) {
+      throw UsageError("--config does not apply to --backend " + a.backend +
+                       ": a board reports the configuration it was built with");
+    }
+    return nmsa::make_uart_device(a.backend);
   }
-  auto dev = open_device(o);
+  if (a.backend == "model") return nmsa::make_model_device(a.config);
+  if (a.backend == "rtl") return nmsa::tb::make_rtl_device(a.config);
+  throw UsageError("--backend must be rtl, model or uart:<device>[@<baud>], not '" + a.backend +
+                   "'");
+}
+
+// --- nmsa info -----------------------------------------------------------------------------------
+
+struct InfoArgs {
+  DeviceArgs device;
+};
+
+CLI::App* add_info(CLI::App& app, InfoArgs& a) {
+  CLI::App* cmd = app.add_subcommand("info", "the device's capabilities, read from its registers");
+  add_device_options(cmd, a.device);
+  return cmd;
+}
+
+int cmd_info(const InfoArgs& a) {
+  auto dev = open_device(a.device);
   const nmsa::DeviceCaps caps = dev->caps();
   const std::uint32_t version = dev->read_reg(nmsa::regs::VERSION_OFFSET);
   std::printf("device          %s\n", dev->name().c_str());
@@ -109,20 +113,39 @@ int cmd_info(const Options& o) {
   return 0;
 }
 
-const std::string kGemmHelp =
-    "usage: nmsa gemm --m ROWS --k K --n N_OUT [--sparsity N:M] [--mode sparse|dense|both]\n"
-    "                 [--backend rtl|model|uart:DEVICE[@BAUD]] [--config NAME] [--seed S]\n"
-    "                 [--json]\n"
-    "\n"
-    "Runs Y = X * W^T with random INT8 X [m x k] and W [n x k] (pruned to N:M for sparse mode),\n"
-    "checks Y bit-exactly against the Eigen golden model, and prints cycles, utilization, the\n"
-    "effective speedup (dense cycles / sparse cycles, with --mode both) and the counters.\n"
-    "  --sparsity  must be the device's pattern (default: the device's)\n"
-    "  --mode      default: both\n"
-    "  --json      one JSON object on stdout instead of the table\n"
-    "The model has no clock: its figures are the compiler's predictions. On a board the cycles\n"
-    "are its CYCLES_BUSY counter (the run alone, without the UART traffic around it).\n" +
-    kBackendHelp;
+// --- nmsa gemm -----------------------------------------------------------------------------------
+
+struct GemmArgs {
+  long m = 0, k = 0, n = 0;
+  std::string sparsity;  // empty: the device's pattern
+  std::string mode = "both";
+  std::uint64_t seed = 1;
+  bool json = false;
+  DeviceArgs device;
+};
+
+CLI::App* add_gemm(CLI::App& app, GemmArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "gemm", "a random GEMM on the device, checked against the golden model");
+  cmd->footer(
+      "Runs Y = X * W^T with random INT8 X [m x k] and W [n x k] (pruned to N:M for sparse\n"
+      "mode), checks Y bit-exactly against the Eigen golden model, and prints cycles,\n"
+      "utilization, the effective speedup (dense cycles / sparse cycles, with --mode both) and\n"
+      "the counters. The model has no clock: its figures are the compiler's predictions. On a\n"
+      "board the cycles are its CYCLES_BUSY counter (the run alone, without the UART traffic\n"
+      "around it).\n");
+  cmd->add_option("--m", a.m, "activation rows")->required()->check(nmsa::cli::integer_in(1, 65535));
+  cmd->add_option("--k", a.k, "reduction length")->required()->check(nmsa::cli::integer_in(1, 1 << 20));
+  cmd->add_option("--n", a.n, "output channels")->required()->check(nmsa::cli::integer_in(1, 1 << 20));
+  cmd->add_option("--sparsity", a.sparsity, "N:M; must be the device's pattern (default: it)");
+  cmd->add_option("--mode", a.mode, "sparse, dense or both (default)")
+      ->check(CLI::IsMember({"sparse", "dense", "both"}));
+  cmd->add_option("--seed", a.seed, "random seed (default 1)")
+      ->check(nmsa::cli::integer_in(0, 1LL << 62));
+  cmd->add_flag("--json", a.json, "one JSON object on stdout instead of the table");
+  add_device_options(cmd, a.device);
+  return cmd;
+}
 
 struct ModeResult {
   std::string mode;
@@ -131,26 +154,14 @@ struct ModeResult {
   bool exact = false;
 };
 
-int cmd_gemm(const Options& o) {
-  if (o.help()) {
-    std::cout << kGemmHelp;
-    return 0;
-  }
-  for (const char* required : {"--m", "--k", "--n"}) {
-    if (!o.has(required)) throw UsageError(std::string("gemm needs ") + required);
-  }
-  const long m = o.get_int("--m", 0, 1, 65535);
-  const long k = o.get_int("--k", 0, 1, 1 << 20);
-  const long n = o.get_int("--n", 0, 1, 1 << 20);
-  const auto seed = static_cast<std::uint64_t>(o.get_int("--seed", 1, 0, 1L << 62));
-  const std::string mode = o.get("--mode", "both");
-  if (mode != "sparse" && mode != "dense" && mode != "both") {
-    throw UsageError("--mode must be sparse, dense or both, not '" + mode + "'");
-  }
-  auto dev = open_device(o);
+int cmd_gemm(const GemmArgs& a) {
+  const long m = a.m, k = a.k, n = a.n;
+  const std::uint64_t seed = a.seed;
+  const std::string& mode = a.mode;
+  auto dev = open_device(a.device);
   const nmsa::DeviceCaps caps = dev->caps();
-  if (o.has("--sparsity")) {
-    const nmsa::NmPattern wanted = nmsa::parse_nm_pattern(o.get("--sparsity", ""));
+  if (!a.sparsity.empty()) {
+    const nmsa::NmPattern wanted = nmsa::parse_nm_pattern(a.sparsity);
     if (!(wanted == caps.pattern)) {
       throw UsageError("--sparsity " + wanted.name() + ": device " + dev->name() + " is " +
                        caps.pattern.name() + " (pick a configuration with --config)");
@@ -216,26 +227,23 @@ int cmd_gemm(const Options& o) {
                                  "cycles_dma_stall", "macs", "tiles_sparse", "tiles_dense",
                                  "dma_rd_bytes", "dma_wr_bytes", "meta_bytes", "illegal_meta",
                                  "axi_errors"};
-  if (o.has("--json")) {
-    std::ostringstream js;
-    js << "{\"device\": \"" << dev->name() << "\", \"m\": " << m << ", \"k\": " << k
-       << ", \"n\": " << n << ", \"seed\": " << seed << ", \"pattern\": \""
-       << caps.pattern.name() << "\", \"runs\": [";
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const auto& res = results[i];
-      js << (i ? ", " : "") << "{\"mode\": \"" << res.mode << "\", \"status\": \""
-         << res.run.describe() << "\", \"bit_exact\": " << (res.exact ? "true" : "false")
-         << ", \"cycles\": " << run_cycles(res.run) << ", \"predicted_cycles\": " << res.predicted
-         << ", \"utilization\": " << utilization(res) << ", \"counters\": {";
+  if (a.json) {
+    nlohmann::ordered_json js = {{"device", dev->name()}, {"m", m}, {"k", k}, {"n", n},
+                                 {"seed", seed}, {"pattern", caps.pattern.name()},
+                                 {"runs", nlohmann::ordered_json::array()}};
+    for (const auto& res : results) {
+      nlohmann::ordered_json counters;
       for (std::size_t c = 0; c < r::NUM_COUNTERS; ++c) {
-        js << (c ? ", " : "") << "\"" << counter_names[c] << "\": " << res.run.counters[c];
+        counters[counter_names[c]] = res.run.counters[c];
       }
-      js << "}}";
+      js["runs"].push_back({{"mode", res.mode}, {"status", res.run.describe()},
+                            {"bit_exact", res.exact}, {"cycles", run_cycles(res.run)},
+                            {"predicted_cycles", res.predicted},
+                            {"utilization", utilization(res)}, {"counters", counters}});
     }
-    js << "], \"figures_from\": \"" << source << "\"";
-    if (both) js << ", \"effective_speedup\": " << speedup;
-    js << "}\n";
-    std::cout << js.str();
+    js["figures_from"] = source;
+    if (both) js["effective_speedup"] = speedup;
+    std::cout << js.dump() << "\n";
   } else {
     std::printf("GEMM %ld x %ld x %ld on %s (%s), seed %llu\n\n", m, k, n, dev->name().c_str(),
                 caps.pattern.name().c_str(), static_cast<unsigned long long>(seed));
@@ -277,22 +285,36 @@ int cmd_gemm(const Options& o) {
   return 0;
 }
 
-const char* kPruneHelp =
-    "usage: nmsa prune IN.npy OUT.npy [--sparsity N:M] [--permute] [--seed S]\n"
-    "\n"
-    "Magnitude N:M pruning along K of a weight matrix [N_out x K] (float32/float64 or int8).\n"
-    "  --sparsity  default 2:4\n"
-    "  --permute   search an input-channel permutation first (Pool & Yu, 2021); the permutation\n"
-    "              is written to OUT.perm.npy (int32) and must be applied to the activations too\n";
+// --- nmsa prune ----------------------------------------------------------------------------------
 
-int cmd_prune(const Options& o) {
-  if (o.help()) {
-    std::cout << kPruneHelp;
-    return 0;
-  }
-  if (o.positional().size() != 2) throw UsageError("prune needs IN.npy and OUT.npy");
-  const std::string in = o.positional()[0], out = o.positional()[1];
-  const nmsa::NmPattern p = nmsa::parse_nm_pattern(o.get("--sparsity", "2:4"));
+struct PruneArgs {
+  std::string in, out;
+  std::string sparsity = "2:4";
+  bool permute = false;
+  std::uint64_t seed = 2021;
+};
+
+CLI::App* add_prune(CLI::App& app, PruneArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "prune",
+      "N:M-prune a weight matrix (.npy), optionally after a channel permutation search");
+  cmd->footer("Magnitude N:M pruning along K of a weight matrix [N_out x K] (float32/float64 or "
+              "int8).\n");
+  cmd->add_option("in", a.in, "IN.npy")->required();
+  cmd->add_option("out", a.out, "OUT.npy")->required();
+  cmd->add_option("--sparsity", a.sparsity, "N:M (default 2:4)");
+  cmd->add_flag("--permute", a.permute,
+                "search an input-channel permutation first; it is written to OUT.perm.npy "
+                "(int32) and must be applied to the activations too");
+  cmd->add_option("--seed", a.seed, "seed of the permutation search (default 2021)")
+      ->check(nmsa::cli::integer_in(0, 1LL << 62));
+  return cmd;
+}
+
+int cmd_prune(const PruneArgs& a) {
+  const std::string& in = a.in;
+  const std::string& out = a.out;
+  const nmsa::NmPattern p = nmsa::parse_nm_pattern(a.sparsity);
   const nmsa::NpyArray raw = nmsa::read_npy(in);
   nmsa::MatrixF w = raw.dtype == nmsa::NpyDtype::kInt8
                         ? nmsa::read_npy_matrix_i8(in).cast<float>().eval()
@@ -303,9 +325,9 @@ int cmd_prune(const Options& o) {
   }
   const double plain = nmsa::retained_magnitude(nmsa::prune_nm(w, p));
   const double total = w.cwiseAbs().cast<double>().sum();
-  if (o.has("--permute")) {
+  if (a.permute) {
     nmsa::PermutationOptions options;
-    options.seed = static_cast<std::uint64_t>(o.get_int("--seed", 2021, 0, 1L << 62));
+    options.seed = a.seed;
     const std::vector<int> perm = nmsa::search_input_permutation(w, p, options);
     w = nmsa::apply_column_permutation(w, perm);
     nmsa::MatrixI32 perm_row(1, static_cast<Eigen::Index>(perm.size()));
@@ -327,37 +349,49 @@ int cmd_prune(const Options& o) {
   std::printf("nonzeros           %ld of %ld (%.1f%%)\n", static_cast<long>(nonzeros),
               static_cast<long>(pruned.size()), 100.0 * nonzeros / std::max<Eigen::Index>(1, pruned.size()));
   std::printf("retained magnitude %.2f%% of the total", total > 0 ? 100.0 * kept / total : 100.0);
-  if (o.has("--permute")) std::printf(" (%.2f%% without the permutation)", total > 0 ? 100.0 * plain / total : 100.0);
+  if (a.permute) std::printf(" (%.2f%% without the permutation)", total > 0 ? 100.0 * plain / total : 100.0);
   std::printf("\n");
   return 0;
 }
 
-const char* kCompressHelp =
-    "usage: nmsa compress IN.npy VALUES.npy META.npy [--sparsity N:M] [--scales SCALES.npy]\n"
-    "\n"
-    "Compresses an N:M sparse weight matrix [N_out x K] (docs/format.md): VALUES [N_out x K*N/M]\n"
-    "int8 and META [N_out x K/M] uint8, one metadata field per group. A float input is first\n"
-    "quantized per output channel; then --scales names where its scales (float32) go.\n";
+// --- nmsa compress -------------------------------------------------------------------------------
 
-int cmd_compress(const Options& o) {
-  if (o.help()) {
-    std::cout << kCompressHelp;
-    return 0;
-  }
-  if (o.positional().size() != 3) throw UsageError("compress needs IN.npy VALUES.npy META.npy");
-  const std::string in = o.positional()[0];
-  const nmsa::NmPattern p = nmsa::parse_nm_pattern(o.get("--sparsity", "2:4"));
+struct CompressArgs {
+  std::string in, values, meta;
+  std::string sparsity = "2:4";
+  std::string scales;
+};
+
+CLI::App* add_compress(CLI::App& app, CompressArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "compress", "compress an N:M weight matrix (.npy) into values and metadata (.npy)");
+  cmd->footer(
+      "Compresses an N:M sparse weight matrix [N_out x K] (docs/format.md): VALUES\n"
+      "[N_out x K*N/M] int8 and META [N_out x K/M] uint8, one metadata field per group. A float\n"
+      "input is first quantized per output channel; then --scales names where its scales\n"
+      "(float32) go.\n");
+  cmd->add_option("in", a.in, "IN.npy")->required();
+  cmd->add_option("values", a.values, "VALUES.npy")->required();
+  cmd->add_option("meta", a.meta, "META.npy")->required();
+  cmd->add_option("--sparsity", a.sparsity, "N:M (default 2:4)");
+  cmd->add_option("--scales", a.scales, "SCALES.npy, for a float input");
+  return cmd;
+}
+
+int cmd_compress(const CompressArgs& a) {
+  const std::string& in = a.in;
+  const nmsa::NmPattern p = nmsa::parse_nm_pattern(a.sparsity);
   const nmsa::NpyArray raw = nmsa::read_npy(in);
   nmsa::MatrixI8 w;
   if (raw.dtype == nmsa::NpyDtype::kInt8) {
     w = nmsa::read_npy_matrix_i8(in);
   } else {
-    if (!o.has("--scales")) throw UsageError(in + " is float: --scales SCALES.npy is needed");
+    if (a.scales.empty()) throw UsageError(in + " is float: --scales SCALES.npy is needed");
     const nmsa::QuantizedWeights q = nmsa::quantize_weights_per_channel(nmsa::read_npy_matrix_f(in));
     w = q.values;
     nmsa::MatrixF scales(1, static_cast<Eigen::Index>(q.scales.size()));
     for (std::size_t i = 0; i < q.scales.size(); ++i) scales(0, static_cast<Eigen::Index>(i)) = q.scales[i];
-    nmsa::write_npy(o.get("--scales", ""), scales);
+    nmsa::write_npy(a.scales, scales);
   }
   if (w.cols() % p.m != 0) {
     throw UsageError(in + ": K = " + std::to_string(w.cols()) + " is not a multiple of M = " +
@@ -369,16 +403,16 @@ int cmd_compress(const Options& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(in + ": " + e.what() + " (run nmsa prune first)");
   }
-  nmsa::write_npy(o.positional()[1], c.values);
-  nmsa::write_npy(o.positional()[2], c.meta);
+  nmsa::write_npy(a.values, c.values);
+  nmsa::write_npy(a.meta, c.meta);
   const double dense_bytes = static_cast<double>(w.size());
   const double value_bytes = static_cast<double>(c.values.size());
   const double meta_bytes = static_cast<double>(c.meta.size()) * p.meta_bits() / 8.0;
   std::printf("compressed         %s (%ld x %ld, %s)\n", in.c_str(), static_cast<long>(w.rows()),
               static_cast<long>(w.cols()), p.name().c_str());
-  std::printf("values             %s: %.0f bytes\n", o.positional()[1].c_str(), value_bytes);
+  std::printf("values             %s: %.0f bytes\n", a.values.c_str(), value_bytes);
   std::printf("metadata           %s: %.0f bytes packed (%d bits per group)\n",
-              o.positional()[2].c_str(), meta_bytes, p.meta_bits());
+              a.meta.c_str(), meta_bytes, p.meta_bits());
   std::printf("size vs dense INT8 %.1f%% (values %.1f%% + metadata %.1f%%)\n",
               100 * (value_bytes + meta_bytes) / dense_bytes, 100 * value_bytes / dense_bytes,
               100 * meta_bytes / dense_bytes);
@@ -403,31 +437,40 @@ nmsa::Tensor float_tensor_from_npy(const std::string& path) {
   return nmsa::Tensor::make_float(raw.shape, std::move(values));
 }
 
-const std::string kRunHelp =
-    "usage: nmsa run MODEL.onnx --input X.npy [--output Y.npy]\n"
-    "                [--backend rtl|model|uart:DEVICE[@BAUD]] [--config NAME] [--dense]\n"
-    "\n"
-    "Runs an ONNX model layer by layer: each layer sparse on the device, dense on the device\n"
-    "(fallback) or on the host (unsupported operator), as the supported-layer matrix decides.\n"
-    "Prints each layer's placement and reason, device cycles, and the output.\n"
-    "  --input    float32 .npy for the model's first input (its shape must match)\n"
-    "  --dense    run every device layer dense (for comparisons)\n" + kBackendHelp;
+// --- nmsa run ------------------------------------------------------------------------------------
 
-int cmd_run(const Options& o) {
-  if (o.help()) {
-    std::cout << kRunHelp;
-    return 0;
-  }
-  if (o.positional().size() != 1) throw UsageError("run needs MODEL.onnx");
-  if (!o.has("--input")) throw UsageError("run needs --input X.npy");
-  nmsa::Graph graph = nmsa::load_onnx_model(o.positional()[0]);
-  if (graph.inputs.empty()) throw UsageError(o.positional()[0] + " has no runtime input");
+struct RunArgs {
+  std::string model, input, output;
+  bool dense = false;
+  DeviceArgs device;
+};
+
+CLI::App* add_run(CLI::App& app, RunArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "run", "run an ONNX model layer by layer on the device, with its placement per layer");
+  cmd->footer(
+      "Runs an ONNX model layer by layer: each layer sparse on the device, dense on the device\n"
+      "(fallback) or on the host (unsupported operator), as the supported-layer matrix decides.\n"
+      "Prints each layer's placement and reason, device cycles, and the output.\n");
+  cmd->add_option("model", a.model, "MODEL.onnx")->required();
+  cmd->add_option("--input", a.input, "float32 .npy for the model's first input (its shape must "
+                                      "match)")
+      ->required();
+  cmd->add_option("--output", a.output, "Y.npy for the output");
+  cmd->add_flag("--dense", a.dense, "run every device layer dense (for comparisons)");
+  add_device_options(cmd, a.device);
+  return cmd;
+}
+
+int cmd_run(const RunArgs& a) {
+  nmsa::Graph graph = nmsa::load_onnx_model(a.model);
+  if (graph.inputs.empty()) throw UsageError(a.model + " has no runtime input");
   const std::string input_name = graph.inputs[0].name;
-  const nmsa::Tensor input = float_tensor_from_npy(o.get("--input", ""));
+  const nmsa::Tensor input = float_tensor_from_npy(a.input);
 
-  auto dev = open_device(o);
+  auto dev = open_device(a.device);
   nmsa::RuntimeOptions options;
-  options.allow_sparse = !o.has("--dense");
+  options.allow_sparse = !a.dense;
   nmsa::Runtime runtime(std::move(graph), *dev, options);
   const auto outputs = runtime.run({{input_name, input}});
 
@@ -448,57 +491,55 @@ int cmd_run(const Options& o) {
     const std::size_t shown = std::min<std::size_t>(tensor.floats.size(), 10);
     for (std::size_t i = 0; i < shown; ++i) std::printf("%s%.6g", i ? " " : "  ", tensor.floats[i]);
     if (shown) std::printf("%s\n", tensor.floats.size() > shown ? " ..." : "");
-    if (o.has("--output") && tensor.is_float()) {
+    if (!a.output.empty() && tensor.is_float()) {
       nmsa::MatrixF y(1, static_cast<Eigen::Index>(tensor.floats.size()));
       for (std::size_t i = 0; i < tensor.floats.size(); ++i) y(0, static_cast<Eigen::Index>(i)) = tensor.floats[i];
-      nmsa::write_npy(o.get("--output", ""), y);
+      nmsa::write_npy(a.output, y);
     }
   }
   return 0;
 }
 
-const char* kGateHelp =
-    "usage: nmsa gate --baseline A.json --candidate B.json [--max-quality-drop PP]\n"
-    "                 [--min-speedup X] [--max-p99-cycles C]\n"
-    "\n"
-    "The release gate: checks the candidate deployment report against the baseline report and\n"
-    "the limits given (at least one). A report directory stands for the report.json in it.\n"
-    "Prints one line per check, then gate: PASS or gate: FAIL. Exit codes: 0 pass, 1 fail,\n"
-    "2 bad options or an unreadable or malformed report.\n"
-    "  --max-quality-drop  largest allowed drop in sparse INT8 top-1, baseline - candidate, in\n"
-    "                      percentage points (at the limit passes; a negative one demands a gain)\n"
-    "  --min-speedup       smallest allowed candidate effective speedup (all-dense / deployed\n"
-    "                      device cycles)\n"
-    "  --max-p99-cycles    largest allowed candidate p99 device cycles per batch\n";
+// --- nmsa gate -----------------------------------------------------------------------------------
 
-int cmd_gate(const Options& o) {
-  if (o.help()) {
-    std::cout << kGateHelp;
-    return 0;
-  }
-  if (!o.positional().empty()) {
-    throw UsageError("gate takes no positional argument ('" + o.positional()[0] +
-                     "'): use --baseline and --candidate");
-  }
-  for (const char* required : {"--baseline", "--candidate"}) {
-    if (!o.has(required)) throw UsageError(std::string("gate needs ") + required + " REPORT.json");
-  }
+struct GateArgs {
+  std::string baseline, candidate;
   nmsa::GateLimits limits;
-  if (o.has("--max-quality-drop")) {
-    limits.max_quality_drop_pp = o.get_double("--max-quality-drop", 0.0, -100.0, 100.0);
-  }
-  if (o.has("--min-speedup")) limits.min_speedup = o.get_double("--min-speedup", 0.0, 0.0, 1e6);
-  if (o.has("--max-p99-cycles")) {
-    limits.max_p99_cycles =
-        static_cast<std::uint64_t>(o.get_int("--max-p99-cycles", 0, 0, 1L << 62));
-  }
+};
+
+CLI::App* add_gate(CLI::App& app, GateArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "gate", "the release gate: compare two deployment reports (report.json) against limits");
+  cmd->footer(
+      "Checks the candidate deployment report against the baseline report and the limits given\n"
+      "(at least one). A report directory stands for the report.json in it. Prints one line per\n"
+      "check, then gate: PASS or gate: FAIL. Exit codes: 0 pass, 1 fail, 2 bad options or an\n"
+      "unreadable or malformed report.\n");
+  cmd->add_option("--baseline", a.baseline, "A.json, the report to compare against")->required();
+  cmd->add_option("--candidate", a.candidate, "B.json, the report checked")->required();
+  cmd->add_option("--max-quality-drop", a.limits.max_quality_drop_pp,
+                  "largest allowed drop in sparse INT8 top-1, baseline - candidate, in percentage "
+                  "points (at the limit passes; a negative one demands a gain)")
+      ->check(nmsa::cli::number_in(-100.0, 100.0));
+  cmd->add_option("--min-speedup", a.limits.min_speedup,
+                  "smallest allowed candidate effective speedup (all-dense / deployed device "
+                  "cycles)")
+      ->check(nmsa::cli::number_in(0.0, 1e6));
+  cmd->add_option("--max-p99-cycles", a.limits.max_p99_cycles,
+                  "largest allowed candidate p99 device cycles per batch")
+      ->check(nmsa::cli::integer_in(0, 1LL << 62));
+  return cmd;
+}
+
+int cmd_gate(const GateArgs& a) {
+  const nmsa::GateLimits& limits = a.limits;
   // A gate that checks nothing would pass every release: refuse it rather than pass.
   if (!limits.max_quality_drop_pp && !limits.min_speedup && !limits.max_p99_cycles) {
     throw UsageError("gate needs at least one limit: --max-quality-drop, --min-speedup or "
                      "--max-p99-cycles");
   }
-  const nmsa::ReportSummary baseline = nmsa::read_report_summary(o.get("--baseline", ""));
-  const nmsa::ReportSummary candidate = nmsa::read_report_summary(o.get("--candidate", ""));
+  const nmsa::ReportSummary baseline = nmsa::read_report_summary(a.baseline);
+  const nmsa::ReportSummary candidate = nmsa::read_report_summary(a.candidate);
   const nmsa::GateResult result = nmsa::evaluate_gate(baseline, candidate, limits);
   std::printf("baseline  %s\ncandidate %s\n", baseline.source.c_str(), candidate.source.c_str());
   for (const std::string& reason : result.reasons) std::printf("%s\n", reason.c_str());
@@ -509,42 +550,44 @@ int cmd_gate(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    if (argc < 2) {
-      std::cerr << kMainHelp;
+  CLI::App app{"nmsa: the command-line front end of libnmsa", "nmsa"};
+  app.require_subcommand(1);
+  app.footer("Run 'nmsa <command> --help' for the options of a command.\n");
+  InfoArgs info;
+  GemmArgs gemm;
+  PruneArgs prune;
+  CompressArgs compress;
+  RunArgs run;
+  GateArgs gate;
+  CLI::App* info_cmd = add_info(app, info);
+  CLI::App* gemm_cmd = add_gemm(app, gemm);
+  CLI::App* prune_cmd = add_prune(app, prune);
+  CLI::App* compress_cmd = add_compress(app, compress);
+  CLI::App* run_cmd = add_run(app, run);
+  CLI::App* gate_cmd = add_gate(app, gate);
+  // CLI11 would answer "a subcommand is required" for a misspelt command: name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    try {
+      (void)app.get_subcommand(argv[1]);
+    } catch (const CLI::OptionNotFound&) {
+      std::cerr << "nmsa: unknown command '" << argv[1]
+                << "' (commands: info, gemm, prune, compress, run, gate)\n";
       return 2;
     }
-    const std::string command = argv[1];
-    if (command == "--help" || command == "-h" || command == "help") {
-      std::cout << kMainHelp;
-      return 0;
-    }
-    if (command == "info") {
-      return cmd_info(Options(argc, argv, 2, {"--backend", "--config"}, {}));
-    }
-    if (command == "gemm") {
-      return cmd_gemm(Options(argc, argv, 2,
-                              {"--m", "--k", "--n", "--sparsity", "--mode", "--backend",
-                               "--config", "--seed"},
-                              {"--json"}));
-    }
-    if (command == "prune") {
-      return cmd_prune(Options(argc, argv, 2, {"--sparsity", "--seed"}, {"--permute"}));
-    }
-    if (command == "compress") {
-      return cmd_compress(Options(argc, argv, 2, {"--sparsity", "--scales"}, {}));
-    }
-    if (command == "run") {
-      return cmd_run(Options(argc, argv, 2, {"--input", "--output", "--backend", "--config"},
-                             {"--dense"}));
-    }
-    if (command == "gate") {
-      return cmd_gate(Options(argc, argv, 2,
-                              {"--baseline", "--candidate", "--max-quality-drop", "--min-speedup",
-                               "--max-p99-cycles"},
-                              {}));
-    }
-    throw UsageError("unknown command '" + command + "'\n" + kMainHelp);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help: 0; bad options: 2, with CLI11's message
+  }
+  try {
+    if (*info_cmd) return cmd_info(info);
+    if (*gemm_cmd) return cmd_gemm(gemm);
+    if (*prune_cmd) return cmd_prune(prune);
+    if (*compress_cmd) return cmd_compress(compress);
+    if (*run_cmd) return cmd_run(run);
+    if (*gate_cmd) return cmd_gate(gate);
+    return 2;  // require_subcommand(1) leaves no other case
   } catch (const UsageError& e) {
     std::cerr << "nmsa: " << e.what() << "\n";
     return 2;

@@ -30,6 +30,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "nmsa/device.hpp"
@@ -39,7 +40,7 @@
 #include "nmsa/onnx_export.hpp"
 #include "nmsa/report.hpp"
 #include "nmsa/tb/rtl_device.hpp"
-#include "../cli/options.hpp"
+#include "../cli/number_options.hpp"
 #include "recipes.hpp"
 #include "test_set.hpp"
 
@@ -47,37 +48,6 @@ namespace {
 
 using namespace nmsa;
 using namespace nmsa::demo;
-
-using nmsa::cli::UsageError;
-
-const char* kHelp =
-    "usage: nmsa_demo [options]\n"
-    "\n"
-    "Trains a Fashion-MNIST MLP, prunes it to the device's N:M pattern, quantizes it to INT8,\n"
-    "runs the test set on the Verilated accelerator and writes the sparsity deployment report.\n"
-    "\n"
-    "  --quick                 the short version of the regression: config small, 6000 training\n"
-    "                          images, 1 epoch, 300 test images in batches of 50, gate 3 pp\n"
-    "  --config NAME           accelerator configuration (rtl/configs.json; default: default)\n"
-    "  --out DIR               report directory (default: build/report)\n"
-    "  --cache DIR             trained-model cache (default: build/demo-cache)\n"
-    "  --epochs N              dense training epochs (default 10)\n"
-    "  --finetune-epochs N     fine-tuning epochs of the pruning schedules (default: --epochs,\n"
-    "                          the original recipe)\n"
-    "  --gate-epochs N         fine-tuning epochs of the quality gate's per-layer trial (1)\n"
-    "  --gate-threshold PP     validation accuracy a layer may lose to pruning (0.5 pp)\n"
-    "  --train-images N        training images (0: all 55000 not held out; default 0)\n"
-    "  --val-images N          held-out validation images (default 5000)\n"
-    "  --test-images N         test images (0: all 10000; default 0)\n"
-    "  --batch N               images per device batch (default 100)\n"
-    "  --calibration-images N  validation images for INT8 calibration (default 2000)\n"
-    "  --clock-mhz F           a clock for latencies in microseconds, reported as stated, not\n"
-    "                          measured (default: the measured Fmax of the configuration,\n"
-    "                          build/fpga or syn/results; docs/fpga.md)\n"
-    "  --seed N                weight initialization and data order (default 1)\n"
-    "  --threads N             worker threads (default: the cores, at most 4)\n"
-    "  --wide-rtl-batches N    batches of the wider model run on the RTL (default 20; its\n"
-    "                          accuracy is the golden model's over the whole test set)\n";
 
 struct DemoOptions {
   std::string config = "default";
@@ -99,55 +69,85 @@ struct DemoOptions {
   bool quick = false;
 };
 
-DemoOptions parse_options(int argc, char** argv) {
-  const cli::Options args(
-      argc, argv, 1,
-      {"--config", "--out", "--cache", "--epochs", "--finetune-epochs", "--gate-epochs",
-       "--gate-threshold", "--train-images", "--val-images", "--test-images", "--batch",
-       "--calibration-images", "--clock-mhz", "--seed", "--threads", "--wide-rtl-batches"},
-      {"--quick"});
-  if (args.help()) {
-    std::cout << kHelp;
-    std::exit(0);
-  }
-  if (!args.positional().empty()) {
-    throw UsageError("unexpected argument '" + args.positional()[0] + "' (see --help)");
-  }
+// Bad input found after the options were parsed (an unknown configuration, missing data).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The options, or the exit code to end with (--help, or a bad option with CLI11's message).
+std::variant<DemoOptions, int> parse_options(int argc, char** argv) {
+  using nmsa::cli::integer_in;
+  using nmsa::cli::number_in;
   DemoOptions o;
-  o.quick = args.has("--quick");
+  CLI::App app{"Trains a Fashion-MNIST MLP, prunes it to the device's N:M pattern, quantizes it to "
+               "INT8, runs the test set on the Verilated accelerator and writes the sparsity "
+               "deployment report.",
+               "nmsa_demo"};
+  app.add_flag("--quick", o.quick,
+               "the short version of the regression: config small, 6000 training images, 1 "
+               "epoch, 300 test images in batches of 50, gate 3 pp (options given still win)");
+  app.add_option("--config", o.config, "accelerator configuration (rtl/configs.json; default: "
+                                       "default)");
+  app.add_option("--out", o.out, "report directory (default: build/report)");
+  app.add_option("--cache", o.cache, "trained-model cache (default: build/demo-cache)");
+  app.add_option("--epochs", o.epochs, "dense training epochs (default 10)")
+      ->check(integer_in(1, 1000));
+  app.add_option("--finetune-epochs", o.finetune_epochs,
+                 "fine-tuning epochs of the pruning schedules (default: --epochs, the original "
+                 "recipe)")
+      ->check(integer_in(1, 1000));
+  app.add_option("--gate-epochs", o.gate_epochs,
+                 "fine-tuning epochs of the quality gate's per-layer trial (default 1)")
+      ->check(integer_in(1, 1000));
+  app.add_option("--gate-threshold", o.gate_threshold_pp,
+                 "validation accuracy a layer may lose to pruning, in pp (default 0.5)")
+      ->check(number_in(0, 100));
+  app.add_option("--train-images", o.train_images,
+                 "training images (0: all 55000 not held out; default 0)")
+      ->check(integer_in(0, 60000));
+  app.add_option("--val-images", o.val_images, "held-out validation images (default 5000)")
+      ->check(integer_in(100, 30000));
+  app.add_option("--test-images", o.test_images, "test images (0: all 10000; default 0)")
+      ->check(integer_in(0, 10000));
+  app.add_option("--batch", o.batch, "images per device batch (default 100)")
+      ->check(integer_in(1, 10000));
+  app.add_option("--calibration-images", o.calibration_images,
+                 "validation images for INT8 calibration (default 2000)")
+      ->check(integer_in(1, 30000));
+  app.add_option("--clock-mhz", o.clock_mhz,
+                 "a clock for latencies in microseconds, reported as stated, not measured "
+                 "(default: the measured Fmax of the configuration, build/fpga or syn/results; "
+                 "docs/fpga.md)")
+      ->check(number_in(1e-3, 1e5));
+  app.add_option("--seed", o.seed, "weight initialization and data order (default 1)")
+      ->check(integer_in(0, 1'000'000'000'000'000LL));
+  app.add_option("--threads", o.threads, "worker threads (default: the cores, at most 4)")
+      ->check(integer_in(1, 64));
+  app.add_option("--wide-rtl-batches", o.wide_rtl_batches,
+                 "batches of the wider model run on the RTL (default 20; its accuracy is the "
+                 "golden model's over the whole test set)")
+      ->check(integer_in(1, 10000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   if (o.quick) {
-    o.config = "small";
-    o.train_images = 6000;
-    o.val_images = 1000;
-    o.test_images = 300;
-    o.batch = 50;
-    o.epochs = 1;
-    o.calibration_images = 500;
+    // The --quick preset replaces the defaults; options given explicitly still win.
+    auto preset = [&app](const char* name, auto& field, auto value) {
+      if (app.count(name) == 0) field = value;
+    };
+    preset("--config", o.config, std::string("small"));
+    preset("--train-images", o.train_images, 6000);
+    preset("--val-images", o.val_images, 1000);
+    preset("--test-images", o.test_images, 300);
+    preset("--batch", o.batch, 50);
+    preset("--epochs", o.epochs, 1);
+    preset("--calibration-images", o.calibration_images, 500);
     // 1000 validation images resolve 0.1 pp, and one epoch on 6000 images leaves the trial models
     // noisy: a gate at the full run's 0.5 pp would send layers dense on noise alone.
-    o.gate_threshold_pp = 3.0;
+    preset("--gate-threshold", o.gate_threshold_pp, 3.0);
   }
-  // The --quick preset gives the defaults; options given explicitly still win.
-  auto int_option = [&](const char* key, long lo, long hi, int& field) {
-    field = static_cast<int>(args.get_int(key, field, lo, hi));
-  };
-  o.config = args.get("--config", o.config);
-  o.out = args.get("--out", o.out);
-  o.cache = args.get("--cache", o.cache);
-  int_option("--epochs", 1, 1000, o.epochs);
-  int_option("--finetune-epochs", 1, 1000, o.finetune_epochs);
-  int_option("--gate-epochs", 1, 1000, o.gate_epochs);
-  o.gate_threshold_pp = args.get_double("--gate-threshold", o.gate_threshold_pp, 0, 100);
-  int_option("--train-images", 0, 60000, o.train_images);
-  int_option("--val-images", 100, 30000, o.val_images);
-  int_option("--test-images", 0, 10000, o.test_images);
-  int_option("--batch", 1, 10000, o.batch);
-  int_option("--calibration-images", 1, 30000, o.calibration_images);
-  if (args.has("--clock-mhz")) o.clock_mhz = args.get_double("--clock-mhz", 0.0, 1e-3, 1e5);
-  o.seed = static_cast<std::uint64_t>(
-      args.get_int("--seed", static_cast<long>(o.seed), 0, 1'000'000'000'000'000L));
-  int_option("--threads", 1, 64, o.threads);
-  int_option("--wide-rtl-batches", 1, 10000, o.wide_rtl_batches);
   if (o.finetune_epochs < 0) o.finetune_epochs = o.epochs;
   if (o.threads == 0) {
     o.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
@@ -833,7 +833,9 @@ int run_demo(const DemoOptions& opt) {
 
 int main(int argc, char** argv) {
   try {
-    return run_demo(parse_options(argc, argv));
+    const auto parsed = parse_options(argc, argv);
+    if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
+    return run_demo(std::get<DemoOptions>(parsed));
   } catch (const UsageError& e) {
     std::fprintf(stderr, "nmsa_demo: %s\n", e.what());
     return 2;

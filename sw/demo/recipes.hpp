@@ -2,8 +2,8 @@
 //
 // The training recipes of the deployment demo: the dense baseline, and the N:M pruning schedules
 // reported as quality rows (docs/demo.md): prune only, one-shot prune + fine-tune with the
-// original recipe (NVIDIA ASP's workflow), gradual magnitude pruning over the fine-tuning epochs
-// (Zhu & Gupta's cubic schedule), each with or without the channel permutation search. Every
+// original recipe (prune once, then retrain with the masks fixed), gradual magnitude pruning over
+// the fine-tuning epochs (a cubic sparsity schedule), each with or without the channel permutation search. Every
 // trained model is cached under the demo's cache directory, keyed by everything it depends on
 // (data sizes, layer sizes, recipe, seeds, the parent model), so a second run skips training.
 #pragma once

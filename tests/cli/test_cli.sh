@@ -24,17 +24,17 @@ expect() {  # expect NAME EXIT_CODE OUTPUT_REGEX -- ARGS...
   fi
 }
 
-expect help            0 'commands:'                          -- --help
-expect gemm-help       0 'usage: nmsa gemm'                   -- gemm --help
+expect help            0 'Subcommands:'                       -- --help
+expect gemm-help       0 'Usage: nmsa gemm'                   -- gemm --help
 expect info-model      0 'array +4 x 4 PEs, 2:4'              -- info --backend model --config small
 expect info-rtl        0 'device +rtl:small'                  -- info --config small
 expect gemm-rtl        0 'effective speedup .*x'              -- gemm --m 20 --k 40 --n 9 --config small
-expect gemm-model-json 0 '"bit_exact": true.*"bit_exact": true' -- gemm --m 20 --k 40 --n 9 --backend model --json
-expect no-command      2 'usage: nmsa'
+expect gemm-model-json 0 '"bit_exact":true.*"bit_exact":true' -- gemm --m 20 --k 40 --n 9 --backend model --json
+expect no-command      2 'A subcommand is required'           --
 expect bad-command     2 "unknown command 'frob'"              -- frob
-expect missing-k       2 'gemm needs --k'                      -- gemm --m 3 --n 3
-expect bad-number      2 "--k 'x' is not a number"             -- gemm --m 3 --k x --n 3
-expect out-of-range    2 '--m 0 is outside'                    -- gemm --m 0 --k 3 --n 3
+expect missing-k       2 '--k is required'                     -- gemm --m 3 --n 3
+expect bad-number      2 "--k: 'x' is not a number"            -- gemm --m 3 --k x --n 3
+expect out-of-range    2 '--m: 0 is outside \[1, 65535\]'      -- gemm --m 0 --k 3 --n 3
 expect bad-sparsity    2 'sparsity .*expected N:M'             -- gemm --m 3 --k 3 --n 3 --sparsity 2-4
 expect wrong-pattern   2 'device rtl:small is 2:4'             -- gemm --m 3 --k 3 --n 3 --sparsity 2:8 --config small
 expect bad-backend     2 '--backend must be rtl, model or uart' -- info --backend fpga
@@ -46,7 +46,7 @@ expect uart-no-device  2 "'uart:' names no device"            -- info --backend 
 expect uart-bad-baud   2 "baud rate 'fast' is not a number"  -- info --backend uart:/dev/ttyUSB0@fast
 expect uart-config     2 '--config does not apply'            -- info --backend uart:/dev/ttyUSB0 --config small
 expect bad-config      2 "unknown accelerator configuration 'huge'" -- info --config huge
-expect unknown-option  2 'unknown option --frob'               -- gemm --frob 1
+expect unknown-option  2 'not expected: .*--frob'              -- gemm --m 1 --k 4 --n 1 --frob 1
 
 # .npy files written byte by byte (no Python needed): a float32 [1 x 3] and an int8 [2 x 8].
 tmp=$(mktemp -d)
@@ -73,7 +73,7 @@ expect prune-corrupt   2 'bad.npy: not a .npy file'            -- prune "$tmp/ba
 expect prune-bad-k     2 'K = 8 is not a multiple of M = 16'   -- prune "$tmp/w.npy" "$tmp/x.npy" --sparsity 2:16
 expect run-softmax     0 'fallbacks: 0 dense, 1 host'    -- run "$softmax" --input "$tmp/x13.npy" --backend model
 expect run-corrupt     2 'bad.onnx'                            -- run "$tmp/bad.onnx" --input "$tmp/x13.npy"
-expect run-no-input    2 'run needs --input'                   -- run "$softmax"
+expect run-no-input    2 '--input is required'                 -- run "$softmax"
 expect run-int8-input  2 'must be float32 or float64'          -- run "$softmax" --input "$tmp/w.npy" --backend model
 
 # The release gate on small report.json files: the three keys it reads and nothing else.
@@ -94,7 +94,7 @@ printf '{"sparse_int8_accuracy": 0.89,' > "$tmp/truncated.json"
 limits=(--max-quality-drop 0.5 --min-speedup 1.5 --max-p99-cycles 12000)
 g=(gate --baseline "$tmp/base.json")
 
-expect gate-help       0 'usage: nmsa gate'                    -- gate --help
+expect gate-help       0 'Usage: nmsa gate'                    -- gate --help
 expect gate-main-help  0 'gate +the release gate'              -- --help
 expect gate-pass       0 'gate: PASS'                          -- "${g[@]}" --candidate "$tmp/good.json" "${limits[@]}"
 expect gate-pass-lines 0 'drop 0.30 pp <= 0.50 pp: ok'         -- "${g[@]}" --candidate "$tmp/good.json" "${limits[@]}"
@@ -112,9 +112,9 @@ expect gate-negative   2 'negative.json: "latency_cycles_p99" = -5 must be >= 0'
 expect gate-no-file    2 'nosuch.json: cannot open'            -- "${g[@]}" --candidate "$tmp/nosuch.json" --min-speedup 1
 expect gate-bad-base   2 'truncated.json: not valid JSON'      -- gate --baseline "$tmp/truncated.json" --candidate "$tmp/good.json" --min-speedup 1
 expect gate-no-limit   2 'gate needs at least one limit'       -- "${g[@]}" --candidate "$tmp/good.json"
-expect gate-no-cand    2 'gate needs --candidate'              -- "${g[@]}" --min-speedup 1
-expect gate-bad-limit  2 "--min-speedup 'fast' is not a number" -- "${g[@]}" --candidate "$tmp/good.json" --min-speedup fast
-expect gate-positional 2 'gate takes no positional argument'   -- "${g[@]}" "$tmp/good.json" --min-speedup 1
+expect gate-no-cand    2 '--candidate is required'             -- "${g[@]}" --min-speedup 1
+expect gate-bad-limit  2 "--min-speedup: 'fast' is not a number" -- "${g[@]}" --candidate "$tmp/good.json" --min-speedup fast
+expect gate-positional 2 'not expected: .*good.json'           -- "${g[@]}" --candidate "$tmp/good.json" "$tmp/good.json" --min-speedup 1
 
 # The board backend on the simulated board, through its pseudo-terminal.
 coproc SIM { "$board_sim"; }
@@ -122,8 +122,8 @@ read -r -t 30 pty <&"${SIM[0]}" || pty=""
 if [ -n "$pty" ]; then
   expect uart-info     0 "device +uart:$pty@1000000"           -- info --backend "uart:$pty"
   expect uart-window   0 'memory window +128 KiB at 0x10000000' -- info --backend "uart:$pty"
-  expect uart-gemm     0 '"figures_from": "board".*"effective_speedup"' -- gemm --m 6 --k 40 --n 5 --backend "uart:$pty" --json
-  expect uart-gemm-exact 0 '"bit_exact": true.*"bit_exact": true' -- gemm --m 6 --k 40 --n 5 --backend "uart:$pty" --json
+  expect uart-gemm     0 '"figures_from":"board".*"effective_speedup"' -- gemm --m 6 --k 40 --n 5 --backend "uart:$pty" --json
+  expect uart-gemm-exact 0 '"bit_exact":true.*"bit_exact":true' -- gemm --m 6 --k 40 --n 5 --backend "uart:$pty" --json
 else
   failed=$((failed + 1))
   echo "FAIL nmsa_board_sim printed no pseudo-terminal"

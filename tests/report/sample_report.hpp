@@ -156,7 +156,7 @@ inline DeploymentReport make_sample_report() {
   ScheduleCurve oneshot{"one-shot + fine-tune", {{0.0, 0.0}, {0.0, 0.5}}, {}};
   ScheduleCurve gradual{"gradual (permuted)", {}, {}};
   for (int step = 0; step <= 12; ++step) {
-    const double e = 0.25 * step;  // cubic ramp over 3 epochs (Zhu & Gupta, 2017)
+    const double e = 0.25 * step;  // cubic ramp over 3 epochs
     const double t = e / 3.0;
     gradual.sparsity.push_back({e, 0.5 * (1 - (1 - t) * (1 - t) * (1 - t))});
   }

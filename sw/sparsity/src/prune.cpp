@@ -167,7 +167,7 @@ class StripeScorer {
   Eigen::Index rows_;
 };
 
-// Greedy channel swaps between stripes, as in Pool & Yu: for every pair of stripes keep
+// Greedy channel swaps between stripes: for every pair of stripes keep
 // the best single swap of a column of one with a column of the other and its gain; repeatedly
 // apply the best swap over all pairs and refresh only the pairs that involve the two stripes it
 // touched.

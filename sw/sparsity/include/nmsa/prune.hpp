@@ -1,7 +1,7 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// Floating-point N:M pruning and the input-channel permutation search of Pool & Yu, "Channel
-// Permutations for N:M Sparsity" (NeurIPS 2021). The INT8 pruning of already-quantized weights
+// Floating-point N:M pruning and the input-channel permutation search (reorder K so that large
+// weights fall into different N:M groups). The INT8 pruning of already-quantized weights
 // and the prune check live in sparse_format.hpp; this file works on the FP32 weights a model is
 // trained in, before quantization (quant.hpp).
 //

@@ -2,8 +2,8 @@
 //
 // A small fully connected network (ReLU between layers, softmax cross-entropy on the logits),
 // trained in FP32 with minibatch SGD with momentum, and the N:M pruning of its weights: one-shot
-// (apply_nm_masks, then fine-tune) or gradual (the cubic schedule of Zhu & Gupta, "To prune, or
-// not to prune", 2017, ending at exact N:M). It is the model of the demo (docs/demo.md).
+// (apply_nm_masks, then fine-tune) or gradual (a cubic sparsity schedule, cubic_sparsity below,
+// ending at exact N:M). It is the model of the demo (docs/demo.md).
 //
 // Weights are in PyTorch's Linear layout, W [N_out x K] plus a bias of N_out, so that N:M groups
 // run along K as everywhere else in nmsa. Everything is single-threaded and seeded: the same
@@ -135,7 +135,7 @@ void permute_hidden_channels(Mlp& model, std::size_t layer, const std::vector<in
 // True if every layer's weights satisfy the N:M pattern along K.
 bool satisfies_nm(const Mlp& model, NmPattern pattern);
 
-// Zhu & Gupta's cubic schedule: s_f + (s_i - s_f) * (1 - (t - t0) / (t1 - t0))^3 for t in
+// The cubic sparsity schedule: s_f + (s_i - s_f) * (1 - (t - t0) / (t1 - t0))^3 for t in
 // [t0, t1], s_i before, s_f after.
 double cubic_sparsity(long step, long begin_step, long end_step, double final_sparsity,
                       double initial_sparsity = 0.0);
