@@ -3,14 +3,16 @@
 // Registered multiplier: p_o = a * b two cycles after a_i and b_i (operands registered, product
 // registered), signed or unsigned per operand.
 //
-// Why a module of its own: on ECP5 the multiply should sit between the DSP's own registers.
-// Yosys maps an inferred `*` to a combinational MULT18X18D and leaves the operand and product
-// flops in the fabric, so every multiply pays two routed hops to and from the DSP column; in
-// the whole accelerator those hops made the multipliers among the longest paths. With
-// NMSA_ECP5_DSP defined (the FPGA flow defines it for ECP5 only) this module is one MULT18X18D
-// with its input registers (REG_INPUTA/B) and output register (REG_OUTPUT) on the clock, which
-// is the same two-cycle behaviour; everywhere else (Verilator, Icarus, iCE40, generic
-// synthesis) it is the behavioural form below, which simulation checks bit for bit.
+// Why a module of its own: on ECP5 the product should be registered inside the DSP. Yosys maps an
+// inferred `*` to a combinational MULT18X18D and leaves the product flops in the fabric, so every
+// multiply pays a routed hop out of the DSP column before its register; in the whole accelerator
+// that made the multipliers among the longest paths. With NMSA_ECP5_DSP defined (the FPGA flow
+// defines it for ECP5 only) this module is one MULT18X18D with its output register (REG_OUTPUT)
+// on the clock, fed by operand flops in the fabric: the same two-cycle behaviour. The operand
+// registers stay in the fabric on purpose: with them inside the DSP too (REG_INPUTA/B) the lane
+// multiplexers drive the DSP inputs directly, and nextpnr could not route the whole accelerator.
+// Everywhere else (Verilator, Icarus, iCE40, generic synthesis) it is the behavioural form below,
+// which simulation checks bit for bit.
 `default_nettype none
 
 module nmsa_mul #(
@@ -32,16 +34,16 @@ module nmsa_mul #(
     $error("nmsa_mul: a MULT18X18D takes operands of at most 18 bits");
   end
 
-  // Operands widened to the DSP's 18 bits the way SIGNEDA/SIGNEDB read them.
+  // Operand flops in the fabric, widened to 18 bits the way SIGNEDA/SIGNEDB read them.
   logic [17:0] a18, b18;
   logic [35:0] p36;
-  assign a18 = ASigned ? 18'($signed(a_i)) : 18'(a_i);
-  assign b18 = BSigned ? 18'($signed(b_i)) : 18'(b_i);
+  always_ff @(posedge clk_i) begin
+    a18 <= ASigned ? 18'($signed(a_i)) : 18'(a_i);
+    b18 <= BSigned ? 18'($signed(b_i)) : 18'(b_i);
+  end
   assign p_o = p36[PW-1:0];
 
   MULT18X18D #(
-    .REG_INPUTA_CLK ("CLK0"),
-    .REG_INPUTB_CLK ("CLK0"),
     .REG_OUTPUT_CLK ("CLK0"),
     .GSR            ("DISABLED")
   ) u_dsp (
