@@ -21,10 +21,8 @@
 
 namespace {
 
-struct Args {
-  std::string config = "default";
-  Eigen::Index rows = 1024, k = 1024, n_out = 64;
-  std::string out = "build/bench/array.json";
+struct Args : nmsa::bench::GemmShapeArgs {
+  Args() : GemmShapeArgs{"default", 1024, 1024, 64, "build/bench/array.json"} {}
   std::string build_times;  // lines "name seconds"
 };
 
@@ -44,11 +42,7 @@ int main(int argc, char** argv) {
   namespace bench = nmsa::bench;
   Args args;
   CLI::App app{"Array benchmark: sparse and dense mode of one configuration on the same RTL"};
-  app.add_option("--config", args.config, "configuration of rtl/configs.json");
-  app.add_option("--rows", args.rows, "activation rows")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--k", args.k, "reduction length")->check(CLI::Range(4, 1 << 20));
-  app.add_option("--n", args.n_out, "output channels")->check(CLI::Range(1, 1 << 16));
-  app.add_option("--out", args.out, "result file");
+  bench::add_gemm_shape_options(app, args);
   app.add_option("--build-times", args.build_times, "lines 'name seconds' of model build times");
   if (const int rc = bench::parse_options(app, argc, argv); rc >= 0) return rc;
   try {

@@ -10,6 +10,7 @@
 // written, never checked.
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,21 @@ inline void write_json(const std::string& path, const Json& j) {
 inline int exit_code(bool results_exact, int targets_missed) {
   if (!results_exact) return kExitWrongResult;
   return targets_missed > 0 ? kExitTargetMissed : kExitOk;
+}
+
+// The options of a benchmark that runs one GEMM shape on one configuration.
+struct GemmShapeArgs {
+  std::string config = "default";
+  std::ptrdiff_t rows = 0, k = 0, n_out = 0;  // Eigen::Index
+  std::string out;
+};
+
+inline void add_gemm_shape_options(CLI::App& app, GemmShapeArgs& a) {
+  app.add_option("--config", a.config, "configuration of rtl/configs.json");
+  app.add_option("--rows", a.rows, "activation rows")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--k", a.k, "reduction length")->check(CLI::Range(4, 1 << 20));
+  app.add_option("--n", a.n_out, "output channels")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--out", a.out, "result file");
 }
 
 // Parses the options; on --help or a bad option prints CLI11's message and returns the exit

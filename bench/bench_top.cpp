@@ -25,12 +25,10 @@
 
 namespace {
 
-struct Args {
-  std::string config = "default";
-  Eigen::Index rows = 256, k = 1024, n_out = 256;
+struct Args : nmsa::bench::GemmShapeArgs {
+  Args() : GemmShapeArgs{"default", 256, 1024, 256, "build/bench/top.json"} {}
   double bytes_per_cycle = 16.0;
   unsigned latency = 100;
-  std::string out = "build/bench/top.json";
 };
 
 struct ModeRun {
@@ -79,15 +77,11 @@ int main(int argc, char** argv) {
   namespace bench = nmsa::bench;
   Args args;
   CLI::App app{"Accelerator benchmark: one GEMM in sparse and dense mode on the same RTL"};
-  app.add_option("--config", args.config, "configuration of rtl/configs.json");
-  app.add_option("--rows", args.rows, "activation rows")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--k", args.k, "reduction length")->check(CLI::Range(4, 1 << 20));
-  app.add_option("--n", args.n_out, "output channels")->check(CLI::Range(1, 1 << 16));
+  bench::add_gemm_shape_options(app, args);
   app.add_option("--bytes-per-cycle", args.bytes_per_cycle, "host memory bandwidth")
       ->check(CLI::Range(0.5, 1024.0));
   app.add_option("--latency", args.latency, "host memory read latency in cycles")
       ->check(CLI::Range(0, 100000));
-  app.add_option("--out", args.out, "result file");
   if (const int rc = bench::parse_options(app, argc, argv); rc >= 0) return rc;
   try {
     std::mt19937_64 rng(2026);
