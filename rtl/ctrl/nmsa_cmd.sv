@@ -6,7 +6,7 @@
 // stream: a stream that pops more than it pushes could never finish and is refused (BAD_DEPS).
 //
 // A command goes through a pipeline of registers, one step each (docs/architecture.md):
-//   assemble  its AXI beats, one per cycle, into a 256-bit register;
+//   assemble  its AXI beats, one per cycle, each into its place in a 256-bit register;
 //   decode    the fields, and the products and room that the range checks need;
 //   check     the error code, or none;
 //   dispatch  into its engine's queue, or stop the stream with the error.
@@ -80,6 +80,12 @@ module nmsa_cmd #(
   end
   if (CmdBits % AxiDataW != 0) begin : g_bad_width
     $error("nmsa_cmd: AxiDataW must divide 256");
+  end
+  // The range-check products (see Decode) must be ready when a command is complete: the beat
+  // holding the last operand (the activation stride, bits 95:80) has to arrive at least two
+  // beats before the command's last one.
+  if (CmdBeats - (95 / AxiDataW) < 3) begin : g_bad_product_timing
+    $error("nmsa_cmd: the decode products need AxiDataW <= 64 (four beats per command)");
   end
   // Output rows are Cols or 4*Cols bytes; their alignment checks are masks.
   if ((Cols & (Cols - 1)) != 0) begin : g_bad_cols
@@ -171,7 +177,7 @@ module nmsa_cmd #(
   // ---------------------------------------------------------------------------------------------
   // Assemble
   // ---------------------------------------------------------------------------------------------
-  logic [CmdBits-1:0] raw_d, raw_q;
+  logic [CmdBits-1:0] raw_q;         // beat b in bits [b*AxiDataW +: AxiDataW]
   logic [7:0]         raw_beats_d, raw_beats_q;
   logic [31:0]        asm_index_d, asm_index_q;   // index of the command being assembled
   logic               have_cmd, dec_take;
@@ -231,6 +237,25 @@ module nmsa_cmd #(
       default:             load_start_d = times(raw_cmd.addr, EpiBytes);
     endcase
   end
+
+  // The two products come from registered multipliers (nmsa_mul: on ECP5 a DSP with its output
+  // register), fed straight from the assembly register: a multiply between two fabric flops
+  // across the die was the accelerator's longest path. Their two cycles of latency cost none:
+  // count and size (beat 0) and the stride (beat 1) hold still from two cycles before the last
+  // beat can arrive at the earliest, so the products are ready when decode takes the command.
+  logic [31:0] load_bytes, act_reach;
+
+  nmsa_mul #(
+    .AW (16), .BW (16), .ASigned (1'b0), .BSigned (1'b0)
+  ) u_load_bytes (
+    .clk_i (clk_i), .a_i (raw_cmd.count), .b_i (raw_cmd.size), .p_o (load_bytes)
+  );
+
+  nmsa_mul #(
+    .AW (16), .BW (16), .ASigned (1'b0), .BSigned (1'b0)
+  ) u_act_reach (
+    .clk_i (clk_i), .a_i (raw_cmd.count), .b_i (raw_cmd.word1[31:16]), .p_o (act_reach)
+  );
 
   assign dec_take = have_cmd && !abort_i && (!dec_valid_q || chk_take);
 
@@ -398,7 +423,6 @@ module nmsa_cmd #(
     to_fetch_d   = to_fetch_q;
     to_decode_d  = to_decode_q;
     room_d       = room_q;
-    raw_d        = raw_q;
     raw_beats_d  = raw_beats_q;
     asm_index_d  = asm_index_q;
 
@@ -412,7 +436,6 @@ module nmsa_cmd #(
     inflight_d = inflight_q + (req_fire ? CntW'(32'(chunk_cmds) * CmdBeats) : '0) -
                  (beat_in ? CntW'(1) : '0);
     if (fifo_pop) begin
-      raw_d       = {fifo_data, raw_q[CmdBits-1:AxiDataW]};
       raw_beats_d = raw_beats_q + 1'b1;
     end
     if (dec_take) begin
@@ -435,9 +458,10 @@ module nmsa_cmd #(
     end
   end
 
-  // Chunks end where the data ends; the beat count already tells where each command ends.
+  // Chunks end where the data ends; the beat count already tells where each command ends. The
+  // command's word 3 is unused (docs/isa.md).
   logic unused;
-  assign unused = ^{rd_last_i, fifo_count, c.index};
+  assign unused = ^{rd_last_i, fifo_count, c.index, raw_q[CmdBits-1:192]};
 
   assign quiet_o = inflight_q == '0 && !fifo_valid && !req_valid_o && !dec_take && !chk_take &&
                    !dispatch;
@@ -501,12 +525,19 @@ module nmsa_cmd #(
     end
   end
 
+  // Each beat is written in its place (not shifted in), so a field holds still from the cycle
+  // after its beat arrives.
   always_ff @(posedge clk_i) begin
-    raw_q <= raw_d;
+    for (int unsigned b = 0; b < CmdBeats; b++) begin
+      if (fifo_pop && raw_beats_q == 8'(b)) raw_q[b*AxiDataW +: AxiDataW] <= fifo_data;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
     if (dec_load) begin
       dec_cmd_q    <= raw_cmd;
-      load_bytes_q <= 32'(raw_cmd.count) * 32'(raw_cmd.size);
-      act_reach_q  <= 32'(raw_cmd.count) * 32'(raw_cmd.word1[31:16]);
+      load_bytes_q <= load_bytes;
+      act_reach_q  <= act_reach;
       load_start_q <= load_start_d;
       unique case (raw_cmd.target)
         nmsa_pkg::TargetAct: load_end_q <= 33'(ActEntries) * 33'(ActEntryBytes);
@@ -528,9 +559,14 @@ module nmsa_cmd #(
   end
 
 `ifndef SYNTHESIS
-  // The registered request describes the fetch state it was computed for.
   always @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
+      // The multipliers' products are those of the command decode takes.
+      if (dec_load) begin
+        assert (load_bytes == 32'(raw_cmd.count) * 32'(raw_cmd.size));
+        assert (act_reach == 32'(raw_cmd.count) * 32'(raw_cmd.word1[31:16]));
+      end
+      // The registered request describes the fetch state it was computed for.
       assert (chunk_q == chunk_of(to_fetch_q));
       assert (chunk_after_fire == chunk_of(to_fetch_q - 32'(chunk_q)));
       if (chk_valid_q) begin

@@ -770,7 +770,7 @@ module nmsa_top #(
   localparam int unsigned StuckW = $clog2(nmsa_pkg::DeadlockCycles + 1);
   logic [StuckW-1:0] stuck_cycles_d, stuck_cycles_q;
   logic        deadlock;
-  logic [31:0] oldest_waiting;
+  logic [31:0] oldest_waiting, oldest_waiting_q;
 
   assign all_idle = !cmd_busy && !load_q_valid && !compute_q_valid && !store_q_valid &&
                     !ld_busy && !cp_busy && !st_busy && !dr_busy && !dw_busy && !owner_valid &&
@@ -792,11 +792,19 @@ module nmsa_top #(
                           stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles) ? stuck_cycles_q
                                                                               : stuck_cycles_q + 1'b1;
   assign deadlock = stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles);
+  // The oldest command waiting in a queue names a deadlock. It is registered: the queues' heads
+  // sit across the die from the error capture, and a deadlock is only declared after
+  // DeadlockCycles quiet cycles, during which the heads cannot change, so the registered value is
+  // the current one.
   always_comb begin
     oldest_waiting = '1;
     if (load_q_valid && load_cmd.index < oldest_waiting) oldest_waiting = load_cmd.index;
     if (compute_q_valid && compute_cmd.index < oldest_waiting) oldest_waiting = compute_cmd.index;
     if (store_q_valid && store_cmd.index < oldest_waiting) oldest_waiting = store_cmd.index;
+  end
+
+  always_ff @(posedge clk_i) begin
+    oldest_waiting_q <= oldest_waiting;
   end
 
   always_comb begin
@@ -817,7 +825,7 @@ module nmsa_top #(
       new_err_index = st_err_index;
     end else if (deadlock) begin
       new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
-      new_err_index = oldest_waiting;
+      new_err_index = oldest_waiting_q;
     end else if (|tok_overflow) begin
       new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
       new_err_index = '1;
