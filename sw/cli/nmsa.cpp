@@ -6,6 +6,7 @@
 // 1 a result that does not match the golden model, a device error or a failure of the link to a
 // board, 2 bad input (with a message naming it). Options are parsed by CLI11, which also writes
 // the help of every command.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -440,7 +441,7 @@ nmsa::Tensor float_tensor_from_npy(const std::string& path) {
 // --- nmsa run ------------------------------------------------------------------------------------
 
 struct RunArgs {
-  std::string model, input, output;
+  std::string model, input, output, labels;
   bool dense = false;
   DeviceArgs device;
 };
@@ -451,12 +452,17 @@ CLI::App* add_run(CLI::App& app, RunArgs& a) {
   cmd->footer(
       "Runs an ONNX model layer by layer: each layer sparse on the device, dense on the device\n"
       "(fallback) or on the host (unsupported operator), as the supported-layer matrix decides.\n"
-      "Prints each layer's placement and reason, device cycles, and the output.\n");
+      "Prints each layer's placement and reason, device cycles, and the output; with --labels\n"
+      "also the top-1 accuracy. A quantized network in QDQ form (the demo's model.onnx) runs\n"
+      "each layer as one device GEMM with bias, requantization and ReLU in its epilogue.\n");
   cmd->add_option("model", a.model, "MODEL.onnx")->required();
   cmd->add_option("--input", a.input, "float32 .npy for the model's first input (its shape must "
                                       "match)")
       ->required();
   cmd->add_option("--output", a.output, "Y.npy for the output");
+  cmd->add_option("--labels", a.labels,
+                  "uint8 .npy with the class of every input row: prints the top-1 accuracy of "
+                  "the first output (its argmax per row)");
   cmd->add_flag("--dense", a.dense, "run every device layer dense (for comparisons)");
   add_device_options(cmd, a.device);
   return cmd;
@@ -467,6 +473,18 @@ int cmd_run(const RunArgs& a) {
   if (graph.inputs.empty()) throw UsageError(a.model + " has no runtime input");
   const std::string input_name = graph.inputs[0].name;
   const nmsa::Tensor input = float_tensor_from_npy(a.input);
+  nmsa::Matrix<std::uint8_t> labels;
+  if (!a.labels.empty()) {
+    try {
+      labels = nmsa::read_npy_matrix_u8(a.labels);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+    if (input.rank() < 1 || labels.size() != input.shape[0]) {
+      throw UsageError(a.labels + ": " + std::to_string(labels.size()) + " labels for " +
+                       input.describe() + " (one per row)");
+    }
+  }
 
   auto dev = open_device(a.device);
   nmsa::RuntimeOptions options;
@@ -486,6 +504,27 @@ int cmd_run(const RunArgs& a) {
               "dense, %zu host\n",
               counts.device_sparse, counts.device_dense, counts.host, counts.dense_fallbacks,
               counts.host_fallbacks());
+  std::uint64_t device_cycles = 0;
+  for (const auto& layer : runtime.layers()) device_cycles += layer.device.cycles;
+  std::printf("device cycles: %llu\n", static_cast<unsigned long long>(device_cycles));
+  if (!a.labels.empty()) {
+    const nmsa::Tensor& y = outputs.at(runtime.graph().outputs.at(0).name);
+    const std::int64_t rows = labels.size();
+    if (!y.is_float() || y.rank() != 2 || y.shape[0] != rows) {
+      throw UsageError("--labels: the first output is " + y.describe() + ", not float [" +
+                       std::to_string(rows) + " x classes]");
+    }
+    const std::int64_t classes = y.shape[1];
+    std::int64_t correct = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto row = y.floats.begin() + r * classes;
+      const auto predicted = std::max_element(row, row + classes) - row;
+      correct += predicted == labels.data()[r] ? 1 : 0;
+    }
+    std::printf("top-1 accuracy: %lld / %lld = %.4f\n", static_cast<long long>(correct),
+                static_cast<long long>(rows),
+                static_cast<double>(correct) / static_cast<double>(std::max<std::int64_t>(rows, 1)));
+  }
   for (const auto& [name, tensor] : outputs) {
     std::printf("output %s: %s\n", name.c_str(), tensor.describe().c_str());
     const std::size_t shown = std::min<std::size_t>(tensor.floats.size(), 10);

@@ -36,7 +36,8 @@
 #include "nmsa/device.hpp"
 #include "nmsa/fpga_results.hpp"
 #include "nmsa/int8_mlp.hpp"
-#include "nmsa/mlp_device.hpp"
+#include "nmsa/mlp_cycles.hpp"
+#include "nmsa/npy.hpp"
 #include "nmsa/onnx_export.hpp"
 #include "nmsa/report.hpp"
 #include "nmsa/tb/rtl_device.hpp"
@@ -275,6 +276,17 @@ void stage(int n, const std::string& what) {
   std::fflush(stdout);
 }
 
+double logits_accuracy(const MatrixF& logits, const std::vector<std::uint8_t>& labels) {
+  const std::vector<std::uint8_t> predicted = predict_classes(logits);
+  if (predicted.size() != labels.size()) {
+    throw std::invalid_argument("accuracy: " + std::to_string(predicted.size()) + " rows but " +
+                                std::to_string(labels.size()) + " labels");
+  }
+  long correct = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i) correct += predicted[i] == labels[i] ? 1 : 0;
+  return labels.empty() ? 0.0 : static_cast<double>(correct) / static_cast<double>(labels.size());
+}
+
 // A model through the whole quality path: FP32 and INT8 accuracies.
 struct Evaluated {
   TrainedModel trained;
@@ -283,8 +295,7 @@ struct Evaluated {
   double fp32_val = 0, fp32_test = 0;
   double int8_val = 0, int8_test = 0;
   Int8Mlp int8;
-  MatrixI8 test_input;     // the test set quantized for this model
-  MatrixI32 test_golden;   // its golden last-layer accumulators, what every device must return
+  MatrixF test_golden;  // its golden logits of the test set, what every device must return
 };
 
 Evaluated evaluate(const TrainedModel& m, const std::string& schedule, bool permuted,
@@ -301,9 +312,8 @@ Evaluated evaluate(const TrainedModel& m, const std::string& schedule, bool perm
       calibrate_input_scales(m.mlp, data.val.images.topRows(calib), 99.99);
   e.int8 = quantize_mlp(m.mlp, scales, modes, pattern);
   e.int8_val = evaluate_int8_accuracy(e.int8, data.val.images, data.val.labels);
-  e.test_input = quantize_input(e.int8, data.test.images);
-  e.test_golden = golden_forward(e.int8, e.test_input);
-  e.int8_test = top1_accuracy(e.int8, e.test_golden, data.test.labels);
+  e.test_golden = golden_logits(e.int8, data.test.images);
+  e.int8_test = logits_accuracy(e.test_golden, data.test.labels);
   return e;
 }
 
@@ -498,12 +508,13 @@ int run_demo(const DemoOptions& opt) {
 
   stage(5, "the test set on the RTL (" + std::to_string(data.test.images.rows()) +
                " images, batches of " + std::to_string(batch) + ")");
-  const MatrixI8& x_dep = dep.test_input;
-  const MatrixI8& x_dense = dense_eval.test_input;
-  const MatrixI8& x_wide = wide_eval.test_input;
-  const MatrixI32& g_dep = dep.test_golden;
-  const MatrixI32& g_dense = dense_eval.test_golden;
-  const MatrixI32& g_wide = wide_eval.test_golden;
+  // Every model takes the float test images; each quantizes them itself (its QuantizeLinear).
+  const MatrixF& x_dep = data.test.images;
+  const MatrixF& x_dense = data.test.images;
+  const MatrixF& x_wide = data.test.images;
+  const MatrixF& g_dep = dep.test_golden;
+  const MatrixF& g_dense = dense_eval.test_golden;
+  const MatrixF& g_wide = wide_eval.test_golden;
   // The wider model runs a subset of the batches on the RTL: enough for its latency and for
   // bit-exactness; its accuracy over the whole test set is the golden model's, which the RTL
   // reproduces exactly.
@@ -521,7 +532,7 @@ int run_demo(const DemoOptions& opt) {
     const Eigen::Index half = (x_dep.rows() / batch + 1) / 2 * batch;
     std::vector<TestSetRun> parts(7);
     std::vector<std::function<void()>> jobs;
-    auto rtl_job = [&](TestSetRun& out, const Int8Mlp& m, const MatrixI8& x, const MatrixI32& g,
+    auto rtl_job = [&](TestSetRun& out, const Int8Mlp& m, const MatrixF& x, const MatrixF& g,
                        Eigen::Index first, Eigen::Index count, std::uint64_t seed) {
       jobs.push_back([&, first, count, seed] {
         auto dev = tb::make_rtl_device(opt.config, axi, seed);
@@ -529,8 +540,7 @@ int run_demo(const DemoOptions& opt) {
                            static_cast<int>(batch), perf, &batches_done);
       });
     };
-    auto model_job = [&](TestSetRun& out, const Int8Mlp& m, const MatrixI8& x,
-                         const MatrixI32& g) {
+    auto model_job = [&](TestSetRun& out, const Int8Mlp& m, const MatrixF& x, const MatrixF& g) {
       jobs.push_back([&] {
         auto dev = make_model_device(opt.config);
         out = run_test_set(*dev, m, x, g, static_cast<int>(batch), perf, &batches_done);
@@ -565,9 +575,9 @@ int run_demo(const DemoOptions& opt) {
   rep.device = "rtl:" + opt.config + " (" + caps.describe() + ")";
   const auto& labels = data.test.labels;
   rep.dense_fp32_accuracy = dense_eval.fp32_test;
-  rep.dense_int8_accuracy = top1_accuracy(dense_eval.int8, rtl_dense.accumulators, labels);
+  rep.dense_int8_accuracy = logits_accuracy(rtl_dense.logits, labels);
   rep.sparse_fp32_accuracy = dep.fp32_test;
-  rep.sparse_int8_accuracy = top1_accuracy(dep.int8, rtl_dep.accumulators, labels);
+  rep.sparse_int8_accuracy = logits_accuracy(rtl_dep.logits, labels);
   rep.quality_delta_pp = 100.0 * (rep.sparse_int8_accuracy - rep.dense_fp32_accuracy);
   rep.effective_speedup = static_cast<double>(rtl_dense.total_cycles()) /
                           static_cast<double>(rtl_dep.total_cycles());
@@ -775,7 +785,15 @@ int run_demo(const DemoOptions& opt) {
 
   write_report(rep, opt.out);
   const std::string onnx_path = (std::filesystem::path(opt.out) / "model.onnx").string();
-  export_mlp_onnx(dep.trained.mlp, onnx_path, "nmsa_fashion_mnist");
+  export_int8_mlp_onnx(dep.int8, onnx_path, "nmsa_fashion_mnist");
+  // The test set as the model takes it, so that `nmsa run model.onnx --input test_set/images.npy
+  // --labels test_set/labels.npy` reproduces the deployed accuracy above.
+  const std::filesystem::path test_dir = std::filesystem::path(opt.out) / "test_set";
+  std::filesystem::create_directories(test_dir);
+  write_npy((test_dir / "images.npy").string(), data.test.images);
+  write_npy((test_dir / "labels.npy").string(),
+            Matrix<std::uint8_t>(Eigen::Map<const Matrix<std::uint8_t>>(
+                labels.data(), static_cast<Eigen::Index>(labels.size()), 1)));
 
   // The summary.
   const double seconds = seconds_since_start();
@@ -819,7 +837,7 @@ int run_demo(const DemoOptions& opt) {
     std::printf("  %-8s %-52s %s (required %s)\n", t.met ? "met" : "NOT MET", t.name.c_str(),
                 t.measured.c_str(), t.required.c_str());
   }
-  std::printf("\nreport: %s/index.html (and report.json, report.md, model.onnx)\n",
+  std::printf("\nreport: %s/index.html (and report.json, report.md, model.onnx, test_set/)\n",
               opt.out.c_str());
   std::printf("done in %.0f s\n", seconds);
   if (!bit_exact) {

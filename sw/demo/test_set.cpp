@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "nmsa/onnx_export.hpp"
+#include "nmsa/onnx_model.hpp"
 #include "nmsa/progress.hpp"
 
 namespace nmsa::demo {
@@ -17,8 +19,13 @@ std::uint64_t TestSetRun::total_cycles() const {
   return t;
 }
 
-TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixI8& x,
-                        const MatrixI32& golden, int batch_size, const PerfModelParams& memory,
+MatrixF golden_logits(const Int8Mlp& model, const MatrixF& x) {
+  return logits_from_accumulators(model.layers.back(),
+                                  golden_forward(model, quantize_input(model, x)));
+}
+
+TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixF& x,
+                        const MatrixF& golden, int batch_size, const PerfModelParams& memory,
                         std::atomic<long>* batches_done) {
   if (batch_size <= 0) throw std::invalid_argument("run_test_set: batch size must be positive");
   if (golden.rows() != x.rows()) {
@@ -26,26 +33,44 @@ TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixI8& x,
                                 std::to_string(golden.rows()) + " rows, input has " +
                                 std::to_string(x.rows()));
   }
-  MlpDeviceRunner runner(device, model, memory);
+  RuntimeOptions options;
+  options.memory = memory;
+  Runtime runtime(parse_onnx_model(serialize_int8_mlp_onnx(model), "model.onnx"), device, options);
   TestSetRun out;
   out.device = device.name();
   out.batch_size = batch_size;
   out.layers.resize(model.layers.size());
-  out.accumulators.resize(x.rows(), golden.cols());
+  out.logits.resize(x.rows(), golden.cols());
   for (Eigen::Index start = 0; start < x.rows(); start += batch_size) {
     const Eigen::Index n = std::min<Eigen::Index>(batch_size, x.rows() - start);
-    BatchResult r;
+    // The runtime's counters run over all batches: a batch is the difference.
+    std::vector<DeviceStats> before;
+    for (const Int8MlpLayer& l : model.layers) before.push_back(runtime.layer(l.name).device);
+    Tensor logits;
     try {
-      r = runner.run(x.middleRows(start, n));
+      const MatrixF rows = x.middleRows(start, n);
+      logits = runtime
+                   .run({{"input", Tensor::make_float({n, x.cols()},
+                                                      std::vector<float>(rows.data(),
+                                                                         rows.data() + rows.size()))}})
+                   .at("logits");
     } catch (const std::exception& e) {
       throw std::runtime_error("batch " + std::to_string(start / batch_size) + " (test rows " +
                                std::to_string(start) + ".." + std::to_string(start + n - 1) +
                                "): " + e.what());
     }
-    out.batch_cycles.push_back(r.cycles());
-    for (std::size_t i = 0; i < r.layers.size(); ++i) out.layers[i].add(r.layers[i]);
-    out.accumulators.middleRows(start, n) = r.accumulators;
-    if (r.accumulators == golden.middleRows(start, n)) ++out.batches_matching_golden;
+    std::uint64_t cycles = 0;
+    for (std::size_t i = 0; i < model.layers.size(); ++i) {
+      const DeviceStats d = runtime.layer(model.layers[i].name).device - before[i];
+      cycles += d.cycles;
+      out.layers[i] += d;
+    }
+    out.batch_cycles.push_back(cycles);
+    out.logits.middleRows(start, n) =
+        Eigen::Map<const MatrixF>(logits.floats.data(), n, golden.cols());
+    if (out.logits.middleRows(start, n) == golden.middleRows(start, n)) {
+      ++out.batches_matching_golden;
+    }
     if (batches_done != nullptr) ++*batches_done;
   }
   return out;
@@ -58,35 +83,35 @@ TestSetRun concatenate(const std::vector<TestSetRun>& parts) {
   out.batch_size = parts.front().batch_size;
   out.layers.resize(parts.front().layers.size());
   Eigen::Index rows = 0;
-  for (const auto& p : parts) rows += p.accumulators.rows();
-  out.accumulators.resize(rows, parts.front().accumulators.cols());
+  for (const auto& p : parts) rows += p.logits.rows();
+  out.logits.resize(rows, parts.front().logits.cols());
   Eigen::Index at = 0;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const TestSetRun& p = parts[i];
-    const bool aligned = i + 1 == parts.size() || p.accumulators.rows() % p.batch_size == 0;
+    const bool aligned = i + 1 == parts.size() || p.logits.rows() % p.batch_size == 0;
     if (p.batch_size != out.batch_size || p.layers.size() != out.layers.size() || !aligned) {
       throw std::invalid_argument("concatenate: part " + std::to_string(i) +
                                   " does not continue the run");
     }
     out.batch_cycles.insert(out.batch_cycles.end(), p.batch_cycles.begin(), p.batch_cycles.end());
-    for (std::size_t l = 0; l < p.layers.size(); ++l) out.layers[l].add(p.layers[l]);
-    out.accumulators.middleRows(at, p.accumulators.rows()) = p.accumulators;
-    at += p.accumulators.rows();
+    for (std::size_t l = 0; l < p.layers.size(); ++l) out.layers[l] += p.layers[l];
+    out.logits.middleRows(at, p.logits.rows()) = p.logits;
+    at += p.logits.rows();
     out.batches_matching_golden += p.batches_matching_golden;
   }
   return out;
 }
 
 std::uint64_t matching_batches(const TestSetRun& a, const TestSetRun& b) {
-  if (a.batch_size != b.batch_size || a.accumulators.rows() != b.accumulators.rows() ||
-      a.accumulators.cols() != b.accumulators.cols()) {
+  if (a.batch_size != b.batch_size || a.logits.rows() != b.logits.rows() ||
+      a.logits.cols() != b.logits.cols()) {
     return 0;
   }
   std::uint64_t same = 0;
-  const Eigen::Index rows = a.accumulators.rows();
+  const Eigen::Index rows = a.logits.rows();
   for (Eigen::Index start = 0; start < rows; start += a.batch_size) {
     const Eigen::Index n = std::min<Eigen::Index>(a.batch_size, rows - start);
-    if (a.accumulators.middleRows(start, n) == b.accumulators.middleRows(start, n)) ++same;
+    if (a.logits.middleRows(start, n) == b.logits.middleRows(start, n)) ++same;
   }
   return same;
 }

@@ -61,6 +61,8 @@ npy() {  # npy FILE DESCR SHAPE DATA_PRINTF
 }
 npy "$tmp/x13.npy" '<f4' '1, 3' '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40'
 npy "$tmp/w.npy" '|i1' '2, 8' '\x01\x02\x03\x04\x05\x06\x07\x08\xf8\x07\x06\x05\x04\x03\x02\x01'
+npy "$tmp/label2.npy" '|u1' '1, 1' '\x02'
+npy "$tmp/labels2x.npy" '|u1' '2, 1' '\x02\x00'
 printf 'not an npy file' > "$tmp/bad.npy"
 printf 'not an onnx model' > "$tmp/bad.onnx"
 softmax=/usr/share/libonnx-testdata/data/node/test_softmax_example/model.onnx
@@ -72,6 +74,8 @@ expect compress-dense  2 'row 0, K-group 0.*run nmsa prune first' -- compress "$
 expect prune-corrupt   2 'bad.npy: not a .npy file'            -- prune "$tmp/bad.npy" "$tmp/x.npy"
 expect prune-bad-k     2 'K = 8 is not a multiple of M = 16'   -- prune "$tmp/w.npy" "$tmp/x.npy" --sparsity 2:16
 expect run-softmax     0 'fallbacks: 0 dense, 1 host'    -- run "$softmax" --input "$tmp/x13.npy" --backend model
+expect run-labels      0 'top-1 accuracy: 1 / 1 = 1.0000' -- run "$softmax" --input "$tmp/x13.npy" --labels "$tmp/label2.npy" --backend model
+expect run-labels-rows 2 'labels2x.npy: 2 labels for float\[1x3\]' -- run "$softmax" --input "$tmp/x13.npy" --labels "$tmp/labels2x.npy" --backend model
 expect run-corrupt     2 'bad.onnx'                            -- run "$tmp/bad.onnx" --input "$tmp/x13.npy"
 expect run-no-input    2 '--input is required'                 -- run "$softmax"
 expect run-int8-input  2 'must be float32 or float64'          -- run "$softmax" --input "$tmp/w.npy" --backend model

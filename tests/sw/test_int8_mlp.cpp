@@ -1,6 +1,7 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// The INT8 deployment of the demo's MLP (int8_mlp.hpp), running it on a device (mlp_device.hpp),
+// The INT8 deployment of the demo's MLP (int8_mlp.hpp), running it on a device (its QDQ export
+// on the runtime), predicting its cycles (mlp_cycles.hpp),
 // and the layer selection of the pruning functions (mlp.hpp) that the quality gate relies on.
 #include <gtest/gtest.h>
 
@@ -14,7 +15,10 @@
 #include "nmsa/device.hpp"
 #include "nmsa/int8_mlp.hpp"
 #include "nmsa/mlp.hpp"
-#include "nmsa/mlp_device.hpp"
+#include "nmsa/mlp_cycles.hpp"
+#include "nmsa/onnx_export.hpp"
+#include "nmsa/onnx_model.hpp"
+#include "nmsa/runtime.hpp"
 
 namespace nmsa {
 namespace {
@@ -115,30 +119,34 @@ TEST(Int8MlpTest, ToInt8RejectsWideValues) {
   EXPECT_THROW(to_int8(v), std::invalid_argument);
 }
 
-// The device path equals the golden model bit for bit, for every mix of sparse and dense layers
-// and a batch that does not fill the array.
+// The deployment path (the QDQ export on the runtime) equals the golden model bit for bit, for
+// every mix of sparse and dense layers and a batch that does not fill the array.
 TEST(MlpDeviceTest, FunctionalModelMatchesGoldenForEveryPlacement) {
   const auto seed = test_seed(34);
-  Mlp m = random_model({40, 24, 16, 6}, seed);
-  apply_nm_masks(m, NmPattern{2, 4}, false, {}, {true, false, true});
   std::mt19937_64 rng(seed);
   const MatrixF x = random_inputs(9, 40, rng);
-  const auto scales = calibrate_input_scales(m, x);
   auto device = make_model_device("small");
   for (int mix = 0; mix < 4; ++mix) {
-    const std::vector<GemmMode> modes = {mix & 1 ? GemmMode::SPARSE : GemmMode::DENSE,
-                                         GemmMode::DENSE,
-                                         mix & 2 ? GemmMode::SPARSE : GemmMode::DENSE};
-    const Int8Mlp q = quantize_mlp(m, scales, modes);
-    MlpDeviceRunner runner(*device, q);
-    const MatrixI8 xq = quantize_input(q, x);
-    const BatchResult r = runner.run(xq);
-    EXPECT_EQ(r.accumulators, golden_forward(q, xq)) << "mix " << mix << ", " << seed_note(seed);
-    ASSERT_EQ(r.layers.size(), 3u);
-    EXPECT_EQ(r.layers[0].tiles_sparse > 0, modes[0] == GemmMode::SPARSE) << "mix " << mix;
-    EXPECT_GT(r.layers[1].tiles_dense, 0u);
-    EXPECT_EQ(r.layers[1].tiles_sparse, 0u);
-    EXPECT_EQ(r.layers[2].tiles_dense > 0, modes[2] == GemmMode::DENSE) << "mix " << mix;
+    const std::vector<bool> pruned = {(mix & 1) != 0, false, (mix & 2) != 0};
+    Mlp m = random_model({40, 24, 16, 6}, seed);
+    apply_nm_masks(m, NmPattern{2, 4}, false, {}, pruned);
+    std::vector<GemmMode> modes;
+    for (const bool p : pruned) modes.push_back(p ? GemmMode::SPARSE : GemmMode::DENSE);
+    const Int8Mlp q = quantize_mlp(m, calibrate_input_scales(m, x), modes);
+    Runtime rt(parse_onnx_model(serialize_int8_mlp_onnx(q), "mix.onnx"), *device);
+    const Tensor logits =
+        rt.run({{"input", Tensor::make_float({x.rows(), x.cols()},
+                                             std::vector<float>(x.data(), x.data() + x.size()))}})
+            .at("logits");
+    const MatrixF golden = logits_from_accumulators(q.layers.back(),
+                                                    golden_forward(q, quantize_input(q, x)));
+    EXPECT_EQ(Eigen::Map<const MatrixF>(logits.floats.data(), x.rows(), 6), golden)
+        << "mix " << mix << ", " << seed_note(seed);
+    for (std::size_t i = 0; i < pruned.size(); ++i) {
+      const DeviceStats& d = rt.layer(q.layers[i].name).device;
+      EXPECT_EQ(d.tiles_sparse > 0, pruned[i]) << "mix " << mix << ", layer " << i;
+      EXPECT_EQ(d.tiles_dense > 0, !pruned[i]) << "mix " << mix << ", layer " << i;
+    }
   }
 }
 

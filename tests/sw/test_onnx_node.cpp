@@ -4,7 +4,8 @@
 //
 // 1. The ONNX backend node tests of Debian's libonnx-testdata for every operator the runtime
 //    claims (test_gemm_*, test_matmul_*, test_relu, test_add*, test_flatten*, test_reshape*,
-//    test_softmax*, test_matmulinteger, test_qlinearmatmul_*), one GoogleTest per test and mode:
+//    test_softmax*, test_matmulinteger, test_qlinearmatmul_*, test_quantizelinear*,
+//    test_dequantizelinear*), one GoogleTest per test and mode:
 //    - "host": the model as shipped. Its weights are graph inputs, not constants, so every GEMM
 //      runs on the host (HOST_UNSUPPORTED_CASE), as do Softmax and the rest. Float outputs must
 //      meet the ONNX backend tests' own tolerance, |y - ref| <= 1e-7 + 1e-3 |ref|; integer
@@ -71,7 +72,8 @@ const std::vector<std::string>& claimed_patterns() {
   static const std::vector<std::string> p{
       "test_gemm_*",   "test_matmul_*",      "test_relu",
       "test_add*",     "test_flatten*",      "test_reshape*",
-      "test_softmax*", "test_matmulinteger", "test_qlinearmatmul_*"};
+      "test_softmax*", "test_matmulinteger", "test_qlinearmatmul_*",
+      "test_quantizelinear*", "test_dequantizelinear*"};
   return p;
 }
 

@@ -110,9 +110,10 @@ std::map<std::int64_t, std::vector<std::size_t>> group_by_weight(const MatmulSha
   return groups;
 }
 
-MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, const MatrixI8& x,
-                      const MatrixI8& w, GemmMode mode, const std::optional<EpilogueParams>& epi,
-                      DeviceStats& stats) {
+// One weight matrix (`matrix` of the node's) times x on the device.
+MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, std::size_t matrix,
+                      const MatrixI8& x, const MatrixI8& w, GemmMode mode,
+                      const std::optional<EpilogueParams>& epi, bool relu, DeviceStats& stats) {
   if (x.rows() == 0 || w.rows() == 0 || x.cols() == 0) {
     return MatrixI32::Zero(x.rows(), w.rows());  // nothing to send; K = 0 sums to 0
   }
@@ -120,8 +121,19 @@ MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, const MatrixI8
   GemmOptions o;
   o.mode = mode;
   o.epilogue = epi;
+  o.relu = relu;
   std::optional<GemmProgram> prog;
   try {
+    if (dev.memory) {
+      o.memory = dev.memory;
+      const auto key = std::make_tuple(&node, matrix, x.rows());
+      auto it = dev.plans.find(key);
+      if (it == dev.plans.end()) {
+        const GemmEstimate e = estimate_gemm(dev.caps, x.rows(), w.cols(), w.rows(), o, *o.memory);
+        it = dev.plans.emplace(key, e.plan).first;
+      }
+      o.plan = it->second;
+    }
     prog.emplace(dev.caps, x, w, o, mem);
   } catch (const std::exception& e) {
     node_error(node, std::string("cannot compile the GEMM for the device: ") + e.what());
@@ -132,11 +144,14 @@ MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, const MatrixI8
   ++stats.programs;
   stats.commands += prog->command_count();
   stats.cycles += r.cycles;
+  stats.compute_cycles += r.counter(rg::CYCLES_COMPUTE_LO_OFFSET);
+  stats.dma_stall_cycles += r.counter(rg::CYCLES_DMA_STALL_LO_OFFSET);
   stats.tiles_sparse += r.counter(rg::TILES_SPARSE_LO_OFFSET);
   stats.tiles_dense += r.counter(rg::TILES_DENSE_LO_OFFSET);
   stats.macs += r.counter(rg::MACS_LO_OFFSET);
   stats.dma_rd_bytes += r.counter(rg::DMA_RD_BYTES_LO_OFFSET);
   stats.dma_wr_bytes += r.counter(rg::DMA_WR_BYTES_LO_OFFSET);
+  stats.meta_bytes += r.counter(rg::META_BYTES_LO_OFFSET);
   MatrixI32 out = prog->read_output();
   mem.clear();  // the program's pages; the allocator moves on, so addresses never repeat
   return out;
@@ -174,7 +189,8 @@ Tensor run_float_gemm(const DeviceContext& dev, const Node& node, const DeviceGe
           a_q.middleRows(ms.pairs[outs[t]].first * ms.m, ms.m);
     }
     const auto ju = static_cast<std::size_t>(j);
-    const MatrixI32 acc = device_gemm(dev, node, x, g.weights[ju], g.mode, std::nullopt, stats);
+    const MatrixI32 acc =
+        device_gemm(dev, node, ju, x, g.weights[ju], g.mode, std::nullopt, false, stats);
     const double alpha = is_gemm ? double{g.gemm.alpha} : 1.0;
     for (std::size_t t = 0; t < outs.size(); ++t) {
       const std::int64_t base = static_cast<std::int64_t>(outs[t]) * mn;
@@ -195,6 +211,46 @@ Tensor run_float_gemm(const DeviceContext& dev, const Node& node, const DeviceGe
       for (std::size_t i = 0; i < y.floats.size(); ++i) {
         y.floats[i] = static_cast<float>(double{y.floats[i]} + double{g.gemm.beta} * cb.floats[i]);
       }
+    }
+  }
+  return y;
+}
+
+Tensor run_qdq_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                    const Values& values, DeviceStats& stats) {
+  const QdqGemm& q = *g.qdq;
+  const Tensor* x = values.find(q.input);
+  if (x == nullptr) node_error(node, "the quantized activations '" + q.input + "' have no value");
+  if (x->type != ElementType::INT8 || x->rank() != 2 || x->shape[1] != g.k) {
+    node_error(node, "the quantized activations '" + q.input + "' are " + x->describe() +
+                         ", the layer takes int8 [M x " + std::to_string(g.k) + "]");
+  }
+  const Eigen::Index rows = x->shape[0];
+  MatrixI8 a(rows, g.k);
+  for (Eigen::Index i = 0; i < a.size(); ++i) {
+    a.data()[i] = static_cast<std::int8_t>(x->ints[static_cast<std::size_t>(i)]);
+  }
+  const bool relu_on_device = q.relu.has_value() && q.epilogue.has_value();
+  const MatrixI32 out =
+      device_gemm(dev, node, 0, a, g.weights[0], g.mode, q.epilogue, relu_on_device, stats);
+  const Shape shape{rows, g.n};
+  if (q.epilogue) {
+    Tensor y = Tensor::zeros(ElementType::INT8, shape);
+    for (Eigen::Index i = 0; i < out.size(); ++i) {
+      y.ints[static_cast<std::size_t>(i)] = out.data()[i];
+    }
+    return y;
+  }
+  // Accumulators to float as Int8Mlp's logits are computed (logits_from_accumulators).
+  Tensor y = Tensor::zeros(ElementType::FLOAT, shape);
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    for (Eigen::Index c = 0; c < g.n; ++c) {
+      const auto cu = static_cast<std::size_t>(c);
+      const double scale = static_cast<double>(q.input_scale) * q.weight_scales[cu];
+      const double bias = q.bias.empty() ? 0.0 : static_cast<double>(q.bias[cu]);
+      float v = static_cast<float>(scale * out(r, c) + bias);
+      if (q.relu && v < 0.0f) v = 0.0f;
+      y.floats[static_cast<std::size_t>(r * g.n + c)] = v;
     }
   }
   return y;
@@ -260,7 +316,7 @@ Tensor run_integer_gemm(const DeviceContext& dev, const Node& node, const Device
       }
       epi = std::move(p);
     }
-    const MatrixI32 acc = device_gemm(dev, node, x, g.weights[ju], g.mode, epi, stats);
+    const MatrixI32 acc = device_gemm(dev, node, ju, x, g.weights[ju], g.mode, epi, false, stats);
     for (std::size_t t = 0; t < outs.size(); ++t) {
       const std::int64_t a_row0 = ms.pairs[outs[t]].first * ms.m;
       const std::int64_t base = static_cast<std::int64_t>(outs[t]) * mn;

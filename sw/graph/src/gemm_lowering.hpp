@@ -9,7 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "host_kernels.hpp"
@@ -19,10 +22,11 @@
 #include "nmsa/onnx_model.hpp"
 #include "nmsa/runtime.hpp"
 #include "nmsa/types.hpp"
+#include "qdq_pattern.hpp"
 
 namespace nmsa::graph_detail {
 
-enum class GemmKind { FLOAT_GEMM, FLOAT_MATMUL, MATMUL_INTEGER, QLINEAR_MATMUL };
+enum class GemmKind { FLOAT_GEMM, FLOAT_MATMUL, MATMUL_INTEGER, QLINEAR_MATMUL, QDQ_GEMM };
 
 struct FusedStep {
   std::size_t node = 0;
@@ -44,6 +48,7 @@ struct DeviceGemm {
   std::vector<std::vector<std::int64_t>> cb, colsum;
   bool cb_zero = true;
   bool epilogue_on_device = false;  // QLinearMatMul requantized by the STORE epilogue
+  std::optional<QdqGemm> qdq;       // QDQ_GEMM: the fused pattern, weights in device form
   std::vector<FusedStep> fused;
   std::string output;  // the value this layer writes (the last fused node's output)
 };
@@ -56,16 +61,28 @@ std::string prepare_float_weights(DeviceGemm& g, const Tensor& b, bool b_is_nk);
 std::string prepare_integer_weights(DeviceGemm& g, const Node& node, const Tensor& b,
                                     const Tensor* b_zp);
 
+// Tiling plans chosen for a host memory, per (node, weight matrix, batch rows): choosing runs
+// the cycle model, so runs with the same shapes reuse the choice.
+using PlanCache = std::map<std::tuple<const Node*, std::size_t, Eigen::Index>, TilingPlan>;
+
 // The device a run sends its GEMMs to.
 struct DeviceContext {
   Device& device;
   const DeviceCaps& caps;
+  // The host memory the compiler ranks plans for (RuntimeOptions::memory), and the plans chosen.
+  const std::optional<PerfModelParams>& memory;
+  PlanCache& plans;
 };
 
 // A float Gemm or MatMul on the device: its output tensor, before any fused Add or Relu. The
 // device's counters go into `stats`.
 Tensor run_float_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
                       const Values& values, DeviceStats& stats);
+
+// A Gemm in QDQ form (qdq_pattern.hpp) on the device: int8 output when the pattern ends in a
+// QuantizeLinear (requantized by the epilogue), else float (and the fused Relu).
+Tensor run_qdq_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                    const Values& values, DeviceStats& stats);
 
 // A MatMulInteger or QLinearMatMul on the device, exactly: its output tensor.
 Tensor run_integer_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,

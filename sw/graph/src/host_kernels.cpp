@@ -362,6 +362,10 @@ Tensor run_host(const Node& n, const Values& v, std::int64_t opset) {
                   n.attr_int("noop_with_empty_axes", 0) != 0,
                   op == "ReduceMax" ? ReduceOp::MAX : ReduceOp::SUM);
   }
+  if (op == "QuantizeLinear") return quantize_linear(n, v.get(n, 0), v.get(n, 1), v.optional(n, 2));
+  if (op == "DequantizeLinear") {
+    return dequantize_linear(n, v.get(n, 0), v.get(n, 1), v.optional(n, 2));
+  }
   if (op == "MatMul") return host_matmul(n, v.get(n, 0), v.get(n, 1));
   if (op == "Gemm") return host_gemm(n, v.get(n, 0), v.get(n, 1), v.optional(n, 2));
   if (op == "MatMulInteger") {

@@ -71,6 +71,14 @@ Tensor constant_value(const Node& node);
 // Node n's operator on its inputs in `v`, on the host.
 Tensor run_host(const Node& n, const Values& v, std::int64_t opset);
 
+// --- Quantization (host_quantize.cpp) ---------------------------------------------------------
+
+// ONNX QuantizeLinear / DequantizeLinear (opset 13): `scale` per tensor or 1-D along the node's
+// `axis`, `zp` (optional) of the same shape; QuantizeLinear rounds half to even and saturates to
+// the zero point's type (uint8 without one).
+Tensor quantize_linear(const Node& node, const Tensor& x, const Tensor& scale, const Tensor* zp);
+Tensor dequantize_linear(const Node& node, const Tensor& x, const Tensor& scale, const Tensor* zp);
+
 // --- MatMul geometry --------------------------------------------------------------------------
 
 // numpy matmul of A [..., M, K] and B [..., K, N] (1-D operands promoted and their dimension

@@ -113,6 +113,33 @@ void add_initializer(onnx::GraphProto& g, const std::string& name,
   put_floats_le(*t->mutable_raw_data(), v, n);
 }
 
+void add_int8_initializer(onnx::GraphProto& g, const std::string& name,
+                          const std::vector<std::int64_t>& dims, const std::int8_t* v,
+                          std::size_t n) {
+  onnx::TensorProto* t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT8);
+  for (const std::int64_t d : dims) t->add_dims(d);
+  t->mutable_raw_data()->assign(reinterpret_cast<const char*>(v), n);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto& g, const std::string& op, const std::string& name,
+                          const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto* node = g.add_node();
+  node->set_op_type(op);
+  node->set_name(name);
+  for (const std::string& in : inputs) node->add_input(in);
+  node->add_output(output);
+  return node;
+}
+
+void add_int_attribute(onnx::NodeProto& node, const std::string& name, std::int64_t value) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
 // A float [batch x features] value: the graph's input and output.
 void set_batch_value(onnx::ValueInfoProto& v, const std::string& name, std::int64_t features) {
   v.set_name(name);
@@ -122,9 +149,8 @@ void set_batch_value(onnx::ValueInfoProto& v, const std::string& name, std::int6
   tt->mutable_shape()->add_dim()->set_dim_value(features);
 }
 
-std::string serialize(const Mlp& model, const std::string& graph_name, const std::string& doc,
-                      const std::string& what) {
-  validate(model, graph_name, what);
+onnx::ModelProto new_model(const std::string& graph_name, const std::string& doc,
+                           std::int64_t inputs, std::int64_t outputs) {
   onnx::ModelProto m;
   m.set_ir_version(IR_VERSION);
   m.set_producer_name(ONNX_PRODUCER_NAME);
@@ -132,49 +158,15 @@ std::string serialize(const Mlp& model, const std::string& graph_name, const std
   onnx::OperatorSetIdProto* op = m.add_opset_import();
   op->set_domain("");
   op->set_version(OPSET);
-
   onnx::GraphProto& g = *m.mutable_graph();
   g.set_name(graph_name);
-  g.set_doc_string(doc.empty() ? default_doc(model) : doc);
-  set_batch_value(*g.add_input(), INPUT_NAME, model.layers.front().w.cols());
-  set_batch_value(*g.add_output(), OUTPUT_NAME, model.layers.back().w.rows());
+  g.set_doc_string(doc);
+  set_batch_value(*g.add_input(), INPUT_NAME, inputs);
+  set_batch_value(*g.add_output(), OUTPUT_NAME, outputs);
+  return m;
+}
 
-  std::string x = INPUT_NAME;
-  for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    const MlpLayer& l = model.layers[i];
-    const std::string name = mlp_layer_name(i);
-    const bool last = i + 1 == model.layers.size();
-    // Row-major [N_out x K] is the order ONNX stores a [N_out x K] tensor in.
-    add_initializer(g, name + ".weight", {l.w.rows(), l.w.cols()}, l.w.data(),
-                    static_cast<std::size_t>(l.w.size()));
-    add_initializer(g, name + ".bias", {l.b.size()}, l.b.data(),
-                    static_cast<std::size_t>(l.b.size()));
-
-    onnx::NodeProto* gemm = g.add_node();
-    gemm->set_op_type("Gemm");
-    gemm->set_name(name);
-    gemm->add_input(x);
-    gemm->add_input(name + ".weight");
-    gemm->add_input(name + ".bias");
-    const std::string y = last ? std::string(OUTPUT_NAME) : name + ".out";
-    gemm->add_output(y);
-    onnx::AttributeProto* trans_b = gemm->add_attribute();
-    trans_b->set_name("transB");
-    trans_b->set_type(onnx::AttributeProto::INT);
-    trans_b->set_i(1);
-    x = y;
-
-    if (!last) {
-      const std::string relu_name = "relu" + std::to_string(i + 1);
-      onnx::NodeProto* relu = g.add_node();
-      relu->set_op_type("Relu");
-      relu->set_name(relu_name);
-      relu->add_input(x);
-      x = relu_name + ".out";
-      relu->add_output(x);
-    }
-  }
-
+std::string to_bytes(const onnx::ModelProto& m, const std::string& what) {
   // protobuf refuses to write or read a message of 2 GiB or more.
   if (m.ByteSizeLong() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
     throw std::invalid_argument(what + ": the model needs " + std::to_string(m.ByteSizeLong()) +
@@ -187,7 +179,137 @@ std::string serialize(const Mlp& model, const std::string& graph_name, const std
   return bytes;
 }
 
+std::string serialize(const Mlp& model, const std::string& graph_name, const std::string& doc,
+                      const std::string& what) {
+  validate(model, graph_name, what);
+  onnx::ModelProto m = new_model(graph_name, doc.empty() ? default_doc(model) : doc,
+                                 model.layers.front().w.cols(), model.layers.back().w.rows());
+  onnx::GraphProto& g = *m.mutable_graph();
+
+  std::string x = INPUT_NAME;
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const MlpLayer& l = model.layers[i];
+    const std::string name = mlp_layer_name(i);
+    const bool last = i + 1 == model.layers.size();
+    // Row-major [N_out x K] is the order ONNX stores a [N_out x K] tensor in.
+    add_initializer(g, name + ".weight", {l.w.rows(), l.w.cols()}, l.w.data(),
+                    static_cast<std::size_t>(l.w.size()));
+    add_initializer(g, name + ".bias", {l.b.size()}, l.b.data(),
+                    static_cast<std::size_t>(l.b.size()));
+
+    const std::string y = last ? std::string(OUTPUT_NAME) : name + ".out";
+    add_int_attribute(*add_node(g, "Gemm", name, {x, name + ".weight", name + ".bias"}, y),
+                      "transB", 1);
+    x = y;
+
+    if (!last) {
+      const std::string relu_name = "relu" + std::to_string(i + 1);
+      add_node(g, "Relu", relu_name, {x}, relu_name + ".out");
+      x = relu_name + ".out";
+    }
+  }
+  return to_bytes(m, what);
+}
+
+// The checks of serialize(), for the quantized model: consistent shapes, finite values, scales
+// an ONNX runtime accepts.
+void validate(const Int8Mlp& model, const std::string& graph_name, const std::string& what) {
+  auto bad = [&](const std::string& why) { throw std::invalid_argument(what + ": " + why); };
+  if (model.layers.empty()) bad("the model has no layers");
+  if (graph_name.empty()) bad("the graph name is empty (ONNX requires one)");
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const Int8MlpLayer& l = model.layers[i];
+    const auto n = static_cast<std::size_t>(l.weights.rows());
+    if (l.weights.rows() == 0 || l.weights.cols() == 0) {
+      bad(l.name + ": the weights are empty, " + shape_str(l.weights.rows(), l.weights.cols()));
+    }
+    if (i > 0 && l.weights.cols() != model.layers[i - 1].weights.rows()) {
+      bad(l.name + ": K = " + std::to_string(l.weights.cols()) + " is not " +
+          model.layers[i - 1].name + "'s N_out = " + std::to_string(model.layers[i - 1].weights.rows()));
+    }
+    if (l.weight_scales.size() != n || l.bias.size() != n) {
+      bad(l.name + ": " + std::to_string(l.weight_scales.size()) + " weight scales and " +
+          std::to_string(l.bias.size()) + " biases for " + std::to_string(n) + " channels");
+    }
+    if (!(l.input_scale > 0.0f) || !std::isfinite(l.input_scale)) {
+      bad(l.name + ": input scale " + std::to_string(l.input_scale) + " is not finite and > 0");
+    }
+    for (std::size_t c = 0; c < n; ++c) {
+      if (!(l.weight_scales[c] >= 0.0f) || !std::isfinite(l.weight_scales[c])) {
+        bad(l.name + ": weight scale [" + std::to_string(c) + "] is not finite and >= 0");
+      }
+      if (!std::isfinite(l.bias[c])) bad(l.name + ": bias [" + std::to_string(c) + "] is not finite");
+    }
+    if (l.last != (i + 1 == model.layers.size())) bad(l.name + ": only the last layer is last");
+  }
+}
+
+std::string serialize(const Int8Mlp& model, const std::string& graph_name, const std::string& doc,
+                      const std::string& what) {
+  validate(model, graph_name, what);
+  const std::string description =
+      doc.empty() ? "nmsa INT8 MLP in QDQ form: per layer DequantizeLinear of the int8 "
+                    "activations and of the int8 weights (per output channel), Gemm with the "
+                    "float bias, Relu and QuantizeLinear to the next layer's scale; float logits"
+                  : doc;
+  onnx::ModelProto m = new_model(graph_name, description, model.layers.front().weights.cols(),
+                                 model.layers.back().weights.rows());
+  onnx::GraphProto& g = *m.mutable_graph();
+
+  // The float input, quantized with the first layer's scale.
+  const std::string& first = model.layers.front().name;
+  add_node(g, "QuantizeLinear", first + ".quantize_input",
+           {INPUT_NAME, first + ".input_scale", first + ".input_zero_point"}, first + ".input_q");
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const Int8MlpLayer& l = model.layers[i];
+    const std::string& name = l.name;
+    const std::int64_t n = l.weights.rows(), k = l.weights.cols();
+    const std::int8_t zero = 0;
+    const std::vector<std::int8_t> zeros(static_cast<std::size_t>(n), 0);
+    add_initializer(g, name + ".input_scale", {}, &l.input_scale, 1);
+    add_int8_initializer(g, name + ".input_zero_point", {}, &zero, 1);
+    add_int8_initializer(g, name + ".weight_q", {n, k}, l.weights.data(),
+                         static_cast<std::size_t>(l.weights.size()));
+    add_initializer(g, name + ".weight_scale", {n}, l.weight_scales.data(), l.weight_scales.size());
+    add_int8_initializer(g, name + ".weight_zero_point", {n}, zeros.data(), zeros.size());
+    add_initializer(g, name + ".bias", {n}, l.bias.data(), l.bias.size());
+
+    add_node(g, "DequantizeLinear", name + ".dequantize_input",
+             {name + ".input_q", name + ".input_scale", name + ".input_zero_point"},
+             name + ".input");
+    add_int_attribute(*add_node(g, "DequantizeLinear", name + ".dequantize_weight",
+                                {name + ".weight_q", name + ".weight_scale",
+                                 name + ".weight_zero_point"},
+                                name + ".weight"),
+                      "axis", 0);
+    const std::string y = l.last ? std::string(OUTPUT_NAME) : name + ".out";
+    add_int_attribute(*add_node(g, "Gemm", name, {name + ".input", name + ".weight", name + ".bias"},
+                                y),
+                      "transB", 1);
+    if (!l.last) {
+      const std::string relu = "relu" + std::to_string(i + 1);
+      const std::string& next = model.layers[i + 1].name;
+      add_node(g, "Relu", relu, {y}, relu + ".out");
+      add_node(g, "QuantizeLinear", next + ".quantize_input",
+               {relu + ".out", next + ".input_scale", next + ".input_zero_point"},
+               next + ".input_q");
+    }
+  }
+  return to_bytes(m, what);
+}
+
 }  // namespace
+
+std::string serialize_int8_mlp_onnx(const Int8Mlp& model, const std::string& graph_name,
+                                    const std::string& doc) {
+  return serialize(model, graph_name, doc, "serialize_int8_mlp_onnx");
+}
+
+void export_int8_mlp_onnx(const Int8Mlp& model, const std::string& path,
+                          const std::string& graph_name, const std::string& doc) {
+  write_file_atomically(path,
+                        serialize(model, graph_name, doc, path + ": cannot export the INT8 MLP"));
+}
 
 std::string serialize_mlp_onnx(const Mlp& model, const std::string& graph_name,
                                const std::string& doc) {

@@ -53,10 +53,41 @@ void check_inputs(const Graph& g, const std::map<std::string, Tensor>& inputs) {
 
 }  // namespace
 
+DeviceStats& DeviceStats::operator+=(const DeviceStats& o) {
+  programs += o.programs;
+  commands += o.commands;
+  cycles += o.cycles;
+  compute_cycles += o.compute_cycles;
+  dma_stall_cycles += o.dma_stall_cycles;
+  tiles_sparse += o.tiles_sparse;
+  tiles_dense += o.tiles_dense;
+  macs += o.macs;
+  dma_rd_bytes += o.dma_rd_bytes;
+  dma_wr_bytes += o.dma_wr_bytes;
+  meta_bytes += o.meta_bytes;
+  return *this;
+}
+
+DeviceStats DeviceStats::operator-(const DeviceStats& earlier) const {
+  DeviceStats d = *this;
+  d.programs -= earlier.programs;
+  d.commands -= earlier.commands;
+  d.cycles -= earlier.cycles;
+  d.compute_cycles -= earlier.compute_cycles;
+  d.dma_stall_cycles -= earlier.dma_stall_cycles;
+  d.tiles_sparse -= earlier.tiles_sparse;
+  d.tiles_dense -= earlier.tiles_dense;
+  d.macs -= earlier.macs;
+  d.dma_rd_bytes -= earlier.dma_rd_bytes;
+  d.dma_wr_bytes -= earlier.dma_wr_bytes;
+  d.meta_bytes -= earlier.meta_bytes;
+  return d;
+}
+
 std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& inputs) {
   check_inputs(graph_, inputs);
   Values values(graph_, inputs);
-  const DeviceContext dev{*device_, caps_};
+  const DeviceContext dev{*device_, caps_, options_.memory, plan_->plans};
   for (const std::size_t i : order_) {
     const Node& n = graph_.nodes[i];
     switch (plan_->role[i]) {
@@ -65,9 +96,14 @@ std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& 
       case NodeRole::DEVICE_GEMM: {
         const DeviceGemm& g = plan_->gemms.at(i);
         LayerReport& rep = layers_[i];
-        Tensor y = g.kind == GemmKind::FLOAT_GEMM || g.kind == GemmKind::FLOAT_MATMUL
-                       ? run_float_gemm(dev, n, g, values, rep.device)
-                       : run_integer_gemm(dev, n, g, values, rep.device);
+        Tensor y;
+        if (g.kind == GemmKind::QDQ_GEMM) {
+          y = run_qdq_gemm(dev, n, g, values, rep.device);
+        } else if (g.kind == GemmKind::FLOAT_GEMM || g.kind == GemmKind::FLOAT_MATMUL) {
+          y = run_float_gemm(dev, n, g, values, rep.device);
+        } else {
+          y = run_integer_gemm(dev, n, g, values, rep.device);
+        }
         for (const FusedStep& f : g.fused) {
           const Node& fn = graph_.nodes[f.node];
           y = f.relu ? relu(y) : binary(fn, y, graph_.initializers.at(f.bias), BinaryOp::ADD);

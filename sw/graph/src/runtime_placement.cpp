@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -20,6 +21,7 @@
 #include "gemm_lowering.hpp"
 #include "host_kernels.hpp"
 #include "nmsa/sparse_format.hpp"
+#include "qdq_pattern.hpp"
 #include "runtime_plan.hpp"
 
 namespace nmsa {
@@ -65,8 +67,9 @@ const std::set<std::string>& shape_ops() {
 
 // Operators the host runtime implements that the device has no layer for.
 const std::set<std::string>& host_only_ops() {
-  static const std::set<std::string> ops{"Softmax", "Exp",       "Sub",      "Mul",
-                                         "Div",     "ReduceMax", "ReduceSum"};
+  static const std::set<std::string> ops{"Softmax",   "Exp",           "Sub",
+                                         "Mul",       "Div",           "ReduceMax",
+                                         "ReduceSum", "QuantizeLinear", "DequantizeLinear"};
   return ops;
 }
 
@@ -209,6 +212,53 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
     const auto it = graph_.initializers.find(name);
     return name.empty() || it == graph_.initializers.end() ? nullptr : &it->second;
   };
+  auto sole_consumer = [&](const std::string& v) -> const Node* {
+    if (v.empty() || graph_outputs.count(v) != 0) return nullptr;
+    const auto it = consumers.find(v);
+    if (it == consumers.end() || it->second.size() != 1) return nullptr;
+    return &graph_.nodes[it->second[0]];
+  };
+  auto mark_fused = [&](std::size_t idx, const Node& into, const std::string& how) {
+    const Node& f = graph_.nodes[idx];
+    plan_->role[idx] = NodeRole::FUSED;
+    LayerReport& fr = layers_[idx];
+    fr.node = idx;
+    fr.name = f.name;
+    fr.op_type = f.op_type;
+    fr.fallback = Fallback::NONE;
+    fr.fused_into = into.name;
+    fr.reason = "fused into " + into.describe() + ": " + how;
+  };
+
+  // Gemms in QDQ form (qdq_pattern.hpp) take their DequantizeLinear inputs, and the Relu and
+  // QuantizeLinear after them, into one device layer; marked now, as the DequantizeLinear nodes
+  // come before their Gemm in the order.
+  std::map<std::size_t, QdqGemm> qdq;
+  std::map<std::size_t, std::string> qdq_not_fused;
+  if (options_.fuse) {
+    const GraphView view{graph_, constant, sole_consumer, [&](const std::string& v) -> const Node* {
+                           const auto it = producer.find(v);
+                           return it == producer.end() ? nullptr : &graph_.nodes[it->second];
+                         }};
+    for (const std::size_t i : order_) {
+      const Node& n = graph_.nodes[i];
+      if (n.op_type != "Gemm" || !is_default_domain(n)) continue;
+      std::string why_not;
+      std::optional<QdqGemm> m = match_qdq_gemm(view, i, why_not);
+      if (!m) {
+        if (!why_not.empty()) qdq_not_fused.emplace(i, why_not);
+        continue;
+      }
+      mark_fused(m->dq_input, n, "its int8 activations go to the device as they are");
+      mark_fused(m->dq_weight, n, "its int8 weights are the device's");
+      if (m->relu) {
+        mark_fused(*m->relu, n, m->quantize ? "applied by the device epilogue"
+                                            : "applied while dequantizing the accumulators");
+      }
+      if (m->quantize) mark_fused(*m->quantize, n, "requantized by the device epilogue");
+      qdq.emplace(i, std::move(*m));
+    }
+  }
 
   for (const std::size_t i : order_) {
     const Node& n = graph_.nodes[i];
@@ -256,7 +306,14 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
     DeviceGemm g;
     std::string why_not;
     std::string what = "weight";
-    if (op == "Gemm" || op == "MatMul") {
+    if (const auto m = qdq.find(i); m != qdq.end()) {
+      g.kind = GemmKind::QDQ_GEMM;
+      g.k = m->second.weights.cols();
+      g.n = m->second.weights.rows();
+      g.weights = {std::move(m->second.weights)};  // the device form, as for every GEMM
+      g.qdq = std::move(m->second);
+      what = "the INT8 weight";
+    } else if (op == "Gemm" || op == "MatMul") {
       g.kind = op == "Gemm" ? GemmKind::FLOAT_GEMM : GemmKind::FLOAT_MATMUL;
       const Tensor* b = constant(n.input(1));
       if (op == "Gemm") g.gemm = gemm_attributes(n);
@@ -292,9 +349,25 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
       rep.placement = Placement::HOST;
       rep.fallback = Fallback::HOST_UNSUPPORTED_CASE;
       rep.reason = why_not;
+      if (const auto q = qdq_not_fused.find(i); q != qdq_not_fused.end()) {
+        rep.reason += " (" + q->second + ")";
+      }
       continue;
     }
     choose_mode(g, rep, caps_, options_, what);
+    if (g.qdq) {
+      rep.reason += g.qdq->epilogue ? "; QDQ layer: bias, requantization" +
+                                          std::string(g.qdq->relu ? " and ReLU" : "") +
+                                          " in the device epilogue"
+                                    : "; QDQ layer: dequantized on the host";
+      const std::optional<std::size_t> fused[] = {g.qdq->dq_input, g.qdq->dq_weight, g.qdq->relu,
+                                                  g.qdq->quantize};
+      for (const std::optional<std::size_t>& f : fused) {
+        if (!f) continue;
+        layers_[*f].placement = rep.placement;
+        rep.fused_nodes.push_back(graph_.nodes[*f].name);
+      }
+    }
     if (g.kind == GemmKind::MATMUL_INTEGER || g.kind == GemmKind::QLINEAR_MATMUL) {
       rep.reason += g.cb_zero
                         ? "; A's zero point by subtraction or, when A - a_zero_point does not "
@@ -336,28 +409,15 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
                                          : "; requantized on the host (" + why_host + ")";
     }
     plan_->role[i] = NodeRole::DEVICE_GEMM;
-    g.output = n.outputs.empty() ? std::string() : n.outputs[0];
+    g.output = g.qdq ? g.qdq->output : n.outputs.empty() ? std::string() : n.outputs[0];
 
     // Fusion: a constant per-channel bias Add, then a Relu, each the only reader of its input.
     if (options_.fuse && (g.kind == GemmKind::FLOAT_GEMM || g.kind == GemmKind::FLOAT_MATMUL)) {
-      auto sole_consumer = [&](const std::string& v) -> const Node* {
-        if (v.empty() || graph_outputs.count(v) != 0) return nullptr;
-        const auto it = consumers.find(v);
-        if (it == consumers.end() || it->second.size() != 1) return nullptr;
-        return &graph_.nodes[it->second[0]];
-      };
       auto fuse = [&](const Node& f, std::size_t idx, FusedStep step) {
         g.fused.push_back(std::move(step));
         g.output = f.outputs[0];
-        plan_->role[idx] = NodeRole::FUSED;
-        LayerReport& fr = layers_[idx];
-        fr.node = idx;
-        fr.name = f.name;
-        fr.op_type = f.op_type;
-        fr.placement = rep.placement;
-        fr.fallback = Fallback::NONE;
-        fr.fused_into = n.name;
-        fr.reason = "fused into " + n.describe() + ": applied while dequantizing its accumulators";
+        mark_fused(idx, n, "applied while dequantizing its accumulators");
+        layers_[idx].placement = rep.placement;
         rep.fused_nodes.push_back(f.name);
       };
       const Node* next = sole_consumer(g.output);

@@ -22,6 +22,7 @@ enum class NodeRole { DEVICE_GEMM, FUSED, SHAPE, HOST };
 struct Runtime::Plan {
   std::vector<graph_detail::NodeRole> role;
   std::map<std::size_t, graph_detail::DeviceGemm> gemms;
+  graph_detail::PlanCache plans;
 };
 
 }  // namespace nmsa

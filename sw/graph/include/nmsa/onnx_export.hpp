@@ -24,6 +24,7 @@
 
 #include <string>
 
+#include "nmsa/int8_mlp.hpp"
 #include "nmsa/mlp.hpp"
 
 namespace nmsa {
@@ -47,5 +48,30 @@ std::string serialize_mlp_onnx(const Mlp& model, const std::string& graph_name =
 // `path` when the file cannot be written.
 void export_mlp_onnx(const Mlp& model, const std::string& path,
                      const std::string& graph_name = "nmsa_mlp", const std::string& doc = "");
+
+// The statically quantized MLP (nmsa/int8_mlp.hpp) in ONNX's QDQ form, calibration included:
+//
+//   input  float [batch x K]
+//   fc1.quantize_input   QuantizeLinear(input, fc1.input_scale, fc1.input_zero_point) int8
+//   per layer fc<i>:
+//     fc<i>.dequantize_input   DequantizeLinear(fc<i>.input_q, fc<i>.input_scale, 0)
+//     fc<i>.dequantize_weight  DequantizeLinear(fc<i>.weight_q int8 [N_out x K],
+//                                               fc<i>.weight_scale [N_out], zeros), axis 0
+//     fc<i>                    Gemm(.., .., fc<i>.bias float [N_out]), transB = 1
+//     relu<i>, fc<i+1>.quantize_input   Relu, QuantizeLinear to the next layer's scale
+//   logits float [batch x classes] (the last Gemm)
+//
+// Symmetric (every zero point 0, int8), weights per output channel, activations per tensor:
+// exactly Int8Mlp's numbers. nmsa's runtime runs each layer as one device GEMM with bias,
+// requantization and ReLU in the STORE epilogue (docs/runtime.md), and its logits equal
+// golden_forward's, bit for bit; an ONNX runtime computes the same network in float between the
+// quantizers. Throws std::invalid_argument naming the layer for an empty model, inconsistent
+// shapes, a non-finite value or a scale an ONNX runtime would refuse.
+std::string serialize_int8_mlp_onnx(const Int8Mlp& model,
+                                    const std::string& graph_name = "nmsa_int8_mlp",
+                                    const std::string& doc = "");
+void export_int8_mlp_onnx(const Int8Mlp& model, const std::string& path,
+                          const std::string& graph_name = "nmsa_int8_mlp",
+                          const std::string& doc = "");
 
 }  // namespace nmsa

@@ -12,6 +12,12 @@
 //   MatMulInteger            DEVICE_SPARSE / DEVICE_DENSE  A, B uint8/int8; B and b_zero_point
 //                                                          constant
 //   QLinearMatMul            DEVICE_SPARSE / DEVICE_DENSE  as MatMulInteger; scales float
+//   Gemm in QDQ form         DEVICE_SPARSE / DEVICE_DENSE  DequantizeLinear of int8 A and of a
+//   (+ Relu, QuantizeLinear)  (one layer, bit-exact)       constant int8 B, symmetric (docs/
+//                                                          runtime.md, "Deploying a quantized
+//                                                          network")
+//   QuantizeLinear,          HOST_UNSUPPORTED_OP           when not part of a QDQ Gemm (e.g. the
+//   DequantizeLinear                                       network's float input)
 //   Add (constant bias)      fused into the GEMM before it (float GEMMs; see below)
 //   Relu                     fused into the float GEMM (or GEMM + Add) before it
 //   Flatten, Reshape,        shape ops: no data moves, no fallback
@@ -61,10 +67,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "nmsa/cycle_model.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/device_caps.hpp"
 #include "nmsa/onnx_model.hpp"
@@ -88,12 +96,18 @@ std::string_view to_string(Fallback f);
 struct DeviceStats {
   std::uint64_t programs = 0;  // GemmPrograms executed (one per weight matrix per run)
   std::uint64_t commands = 0;
-  std::uint64_t cycles = 0;  // 0 on the functional model, which has no clock
+  std::uint64_t cycles = 0;  // START to done; 0 on the functional model, which has no clock
+  std::uint64_t compute_cycles = 0;    // cycles the array issued beats
+  std::uint64_t dma_stall_cycles = 0;  // cycles the array waited for data
   std::uint64_t tiles_sparse = 0;
   std::uint64_t tiles_dense = 0;
   std::uint64_t macs = 0;  // dense-equivalent MACs
   std::uint64_t dma_rd_bytes = 0;
   std::uint64_t dma_wr_bytes = 0;
+  std::uint64_t meta_bytes = 0;  // of dma_rd_bytes, N:M metadata
+  DeviceStats& operator+=(const DeviceStats& o);
+  // The counts since `earlier` (a copy taken before a run): the run's own.
+  DeviceStats operator-(const DeviceStats& earlier) const;
 };
 
 struct LayerReport {
@@ -127,6 +141,9 @@ struct PlacementCounts {
 struct RuntimeOptions {
   bool allow_sparse = true;  // false: every device GEMM dense (for sparse/dense comparisons)
   bool fuse = true;          // fuse a constant bias Add and a Relu into the GEMM before them
+  // The host memory the compiler ranks tiling plans for (GemmOptions::memory); unset: the
+  // compiler's coarse ranking.
+  std::optional<PerfModelParams> memory;
 };
 
 class Runtime {
