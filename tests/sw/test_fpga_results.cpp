@@ -118,5 +118,21 @@ TEST(FpgaResults, RtlHashAgreesWithTheFlow) {
   EXPECT_EQ(python.size(), 16u);
 }
 
+// The results published in syn/results (the deployment report's clock when build/fpga has none)
+// read back as whole place-and-route results of the file they are named after.
+TEST(FpgaResults, PublishedResultsReadBack) {
+  const std::filesystem::path dir = std::filesystem::path(NMSA_SOURCE_DIR) / "syn" / "results";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    const FpgaResult r = read_fpga_result(e.path().string());
+    EXPECT_EQ(r.target + "-" + r.config, e.path().stem().string()) << e.path();
+    EXPECT_GT(r.fmax_mhz_median, 0.0) << e.path();
+  }
+  EXPECT_GT(files, 0) << "no result in " << dir;
+}
+
 }  // namespace
 }  // namespace nmsa
