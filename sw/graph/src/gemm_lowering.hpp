@@ -48,7 +48,7 @@ struct DeviceGemm {
   std::vector<std::vector<std::int64_t>> cb, colsum;
   bool cb_zero = true;
   bool epilogue_on_device = false;  // QLinearMatMul requantized by the STORE epilogue
-  std::optional<QdqGemm> qdq;       // QDQ_GEMM: the fused pattern, weights in device form
+  std::optional<QdqGemm> qdq;       // QDQ_GEMM: the fused pattern (its weights in `weights`)
   std::vector<FusedStep> fused;
   std::string output;  // the value this layer writes (the last fused node's output)
 };
