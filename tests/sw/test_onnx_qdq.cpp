@@ -12,6 +12,7 @@
 //    demo's setting, over two runs (the second reuses the plans chosen in the first).
 // 4. A QDQ Gemm the device cannot take whole (a non-zero activation zero point) runs on the host
 //    and says why.
+// 5. The exporter refuses a malformed quantized model, naming the layer and the field.
 #include <gtest/gtest.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -179,6 +180,35 @@ TEST(OnnxQdqTest, AQdqGemmTheDeviceCannotTakeRunsOnTheHostAndSaysWhy) {
   const Tensor y = rt.run({{"input", to_tensor(random_input(3, rng, 0.0f, 1.0f))}}).at("logits");
   ASSERT_EQ(y.shape, (std::vector<std::int64_t>{3, SIZES.back()}));
   for (const float v : y.floats) EXPECT_TRUE(std::isfinite(v));
+}
+
+TEST(OnnxQdqTest, MalformedQuantizedModelsAreRejectedNamingTheLayer) {
+  const std::uint64_t seed = test_seed(45);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const Int8Mlp good = test_model(seed, rng);
+  auto rejected = [](const Int8Mlp& q, const std::string& want) {
+    try {
+      serialize_int8_mlp_onnx(q);
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+      return;
+    }
+    ADD_FAILURE() << "accepted a model that should fail with: " << want;
+  };
+  rejected(Int8Mlp{}, "the model has no layers");
+  Int8Mlp q = good;
+  q.layers[1].bias[2] = std::nanf("");
+  rejected(q, "fc2: bias [2] is not finite");
+  q = good;
+  q.layers[2].input_scale = 0.0f;
+  rejected(q, "fc3: input scale 0");
+  q = good;
+  q.layers[0].weight_scales.pop_back();
+  rejected(q, "fc1: 15 weight scales and 16 biases for 16 channels");
+  q = good;
+  q.layers[1].weights = MatrixI8::Zero(8, 12);
+  rejected(q, "fc2: K = 12 is not fc1's N_out = 16");
 }
 
 }  // namespace
