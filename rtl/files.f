@@ -15,6 +15,7 @@ rtl/core/nmsa_epilogue.sv
 rtl/core/nmsa_store.sv
 rtl/ctrl/nmsa_cmd.sv
 rtl/ctrl/nmsa_csr.sv
+rtl/ctrl/nmsa_run_ctrl.sv
 rtl/dma/nmsa_burst_gen.sv
 rtl/dma/nmsa_dma_rd.sv
 rtl/dma/nmsa_dma_wr.sv

@@ -130,10 +130,9 @@ module nmsa_top #(
   logic        start, soft_reset, clear;
   logic [63:0] cmd_base;
   logic [31:0] cmd_count;
-  logic        running_d, running_q, done_d, done_q, sr_pending_d, sr_pending_q;
-  logic        err_d, err_q;
-  logic [3:0]  err_code_d, err_code_q;
-  logic [31:0] err_index_d, err_index_q;
+  logic        done, err;
+  logic [3:0]  err_code;
+  logic [31:0] err_index;
   logic        irq_done_set, irq_error_set;
   logic [NumCnt*IncW-1:0] cnt_inc, cnt_inc_q;
   logic        busy;
@@ -183,10 +182,10 @@ module nmsa_top #(
     .cmd_base_o      (cmd_base),
     .cmd_count_o     (cmd_count),
     .busy_i          (busy),
-    .done_i          (done_q),
-    .error_i         (err_q),
-    .err_code_i      (err_code_q),
-    .err_index_i     (err_index_q),
+    .done_i          (done),
+    .error_i         (err),
+    .err_code_i      (err_code),
+    .err_index_i     (err_index),
     .irq_done_set_i  (irq_done_set),
     .irq_error_set_i (irq_error_set),
     .irq_o           (irq_o),
@@ -757,180 +756,47 @@ module nmsa_top #(
   // ---------------------------------------------------------------------------------------------
   // Run control and errors
   // ---------------------------------------------------------------------------------------------
-  function automatic logic [3:0] axi_code(logic [1:0] resp);
-    axi_code = resp == 2'b11 ? nmsa_reg_pkg::NMSA_ERR_CODE_AXI_DECERR
-                             : nmsa_reg_pkg::NMSA_ERR_CODE_AXI_SLVERR;
-  endfunction
-
-  logic        new_err;
-  logic [3:0]  new_err_code;
-  logic [31:0] new_err_index;
-  logic        all_idle, start_while_busy, bad_base;
-  logic        stuck;
-  localparam int unsigned StuckW = $clog2(nmsa_pkg::DeadlockCycles + 1);
-  logic [StuckW-1:0] stuck_cycles_d, stuck_cycles_q;
-  logic        deadlock;
-  logic [31:0] oldest_waiting, oldest_waiting_q;
+  logic        all_idle, stalled;
 
   assign all_idle = !cmd_busy && !load_q_valid && !compute_q_valid && !store_q_valid &&
                     !ld_busy && !cp_busy && !st_busy && !dr_busy && !dw_busy && !owner_valid &&
                     !rq_valid_q;
-  assign busy             = running_q || sr_pending_q;
-  assign start_while_busy = start && busy && !soft_reset;
-  assign bad_base         = start && !busy && cmd_base[$clog2(AxiDataW/8)-1:0] != '0;
-  assign run_start        = start && !busy && !err_q && !bad_base;
-  assign abort            = abort_q;
-  assign clear            = clear_q;
+  assign stalled  = cmd_quiet && !ld_busy && !cp_busy && !st_busy && !dr_busy && !dw_busy &&
+                    !owner_valid && !rq_valid_q && (load_q_valid || compute_q_valid || store_q_valid);
 
-  // Deadlock: commands wait in the queues, yet nothing is in flight, so no token can ever come
-  // (a stream whose tokens form a cycle, or whose fetch stalled before the balance check). A few
-  // quiet cycles in a row rule out a command that is just being handed over.
-  assign stuck = running_q && !abort && cmd_quiet && !ld_busy && !cp_busy && !st_busy &&
-                 !dr_busy && !dw_busy && !owner_valid && !rq_valid_q &&
-                 (load_q_valid || compute_q_valid || store_q_valid);
-  assign stuck_cycles_d = !stuck_q ? '0 :
-                          stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles) ? stuck_cycles_q
-                                                                              : stuck_cycles_q + 1'b1;
-  assign deadlock = stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles);
-  // The oldest command waiting in a queue names a deadlock. It is registered: the queues' heads
-  // sit across the die from the error capture, and a deadlock is only declared after
-  // DeadlockCycles quiet cycles, during which the heads cannot change, so the registered value is
-  // the current one.
-  always_comb begin
-    oldest_waiting = '1;
-    if (load_q_valid && load_cmd.index < oldest_waiting) oldest_waiting = load_cmd.index;
-    if (compute_q_valid && compute_cmd.index < oldest_waiting) oldest_waiting = compute_cmd.index;
-    if (store_q_valid && store_cmd.index < oldest_waiting) oldest_waiting = store_cmd.index;
-  end
-
-  always_ff @(posedge clk_i) begin
-    oldest_waiting_q <= oldest_waiting;
-  end
-
-  always_comb begin
-    new_err       = 1'b1;
-    new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
-    new_err_index = '0;
-    if (cmd_err_valid) begin
-      new_err_code  = cmd_err_code;
-      new_err_index = cmd_err_index;
-    end else if (cp_err_valid) begin
-      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_ILLEGAL_META;
-      new_err_index = cp_err_index;
-    end else if (ld_err_valid) begin
-      new_err_code  = axi_code(ld_err_resp);
-      new_err_index = ld_err_index;
-    end else if (st_err_valid) begin
-      new_err_code  = axi_code(st_err_resp);
-      new_err_index = st_err_index;
-    end else if (deadlock) begin
-      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
-      new_err_index = oldest_waiting_q;
-    end else if (|tok_overflow) begin
-      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_DEPS;
-      new_err_index = '1;
-    end else if (start_while_busy) begin
-      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_START_WHILE_BUSY;
-      new_err_index = '1;
-    end else if (bad_base) begin
-      new_err_code  = nmsa_reg_pkg::NMSA_ERR_CODE_BAD_ALIGN;
-      new_err_index = '1;
-    end else begin
-      new_err = 1'b0;
-    end
-    // Errors of a run count only while it runs (not while a soft reset drains it).
-    if (!running_q && !start_while_busy && !bad_base) new_err = 1'b0;
-  end
-
-  // Timing: an error reaches ERR_INFO, the interrupt and abort one cycle after it is raised
-  // (the priority select above sits behind every engine's handshake logic), abort and clear come
-  // from flops (they fan out to every engine), and the deadlock detector counts a registered
-  // `stuck`. A run with an error can so do one more cycle of work before abort, which is
-  // harmless: nothing an engine does in that cycle is reported as a result. A misaligned
-  // CMD_BASE does not start the run at all.
-  logic        err_new_q, abort_q, clear_q, stuck_q;
-  logic [3:0]  err_new_code_q;
-  logic [31:0] err_new_index_q;
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      err_new_q <= 1'b0;
-      abort_q   <= 1'b0;
-      clear_q   <= 1'b0;
-      stuck_q   <= 1'b0;
-    end else begin
-      err_new_q <= new_err && !clear;
-      abort_q   <= err_d || sr_pending_d;
-      clear_q   <= sr_pending_q && all_idle && !clear_q;
-      stuck_q   <= stuck;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    err_new_code_q  <= new_err_code;
-    err_new_index_q <= new_err_index;
-  end
-
-  always_comb begin
-    running_d    = running_q;
-    done_d       = done_q;
-    sr_pending_d = sr_pending_q;
-    err_d        = err_q;
-    err_code_d   = err_code_q;
-    err_index_d  = err_index_q;
-    irq_done_set  = 1'b0;
-    irq_error_set = 1'b0;
-
-    if (run_start) begin
-      running_d = 1'b1;
-      done_d    = 1'b0;
-    end
-    if (err_new_q && !err_q) begin
-      err_d         = 1'b1;
-      err_code_d    = err_new_code_q;
-      err_index_d   = err_new_index_q;
-      irq_error_set = 1'b1;
-    end
-    // The run ends when nothing is left in flight; DONE only if no error happened.
-    if (running_q && all_idle && !run_start) begin
-      running_d = 1'b0;
-      if (!err_q && !err_new_q && !new_err) begin
-        done_d       = 1'b1;
-        irq_done_set = 1'b1;
-      end
-    end
-    if (soft_reset) begin
-      sr_pending_d = 1'b1;
-    end
-    if (clear) begin
-      sr_pending_d = 1'b0;
-      running_d    = 1'b0;
-      done_d       = 1'b0;
-      err_d        = 1'b0;
-      err_code_d   = nmsa_reg_pkg::NMSA_ERR_CODE_NONE;
-      err_index_d  = '0;
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      running_q    <= 1'b0;
-      done_q       <= 1'b0;
-      stuck_cycles_q <= '0;
-      sr_pending_q <= 1'b0;
-      err_q        <= 1'b0;
-      err_code_q   <= '0;
-      err_index_q  <= '0;
-    end else begin
-      running_q    <= running_d;
-      done_q       <= done_d;
-      stuck_cycles_q <= stuck_cycles_d;
-      sr_pending_q <= sr_pending_d;
-      err_q        <= err_d;
-      err_code_q   <= err_code_d;
-      err_index_q  <= err_index_d;
-    end
-  end
+  nmsa_run_ctrl #(.AlignBits ($clog2(AxiDataW / 8))) u_run_ctrl (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .start_i         (start),
+    .soft_reset_i    (soft_reset),
+    .base_low_i      (cmd_base[$clog2(AxiDataW/8)-1:0]),
+    .all_idle_i      (all_idle),
+    .stalled_i       (stalled),
+    .waiting_i       ({store_q_valid, compute_q_valid, load_q_valid}),
+    .waiting_index_i ({store_cmd.index, compute_cmd.index, load_cmd.index}),
+    .tok_overflow_i  (|tok_overflow),
+    .cmd_err_valid_i (cmd_err_valid),
+    .cmd_err_code_i  (cmd_err_code),
+    .cmd_err_index_i (cmd_err_index),
+    .cp_err_valid_i  (cp_err_valid),
+    .cp_err_index_i  (cp_err_index),
+    .ld_err_valid_i  (ld_err_valid),
+    .ld_err_resp_i   (ld_err_resp),
+    .ld_err_index_i  (ld_err_index),
+    .st_err_valid_i  (st_err_valid),
+    .st_err_resp_i   (st_err_resp),
+    .st_err_index_i  (st_err_index),
+    .run_start_o     (run_start),
+    .abort_o         (abort),
+    .clear_o         (clear),
+    .busy_o          (busy),
+    .done_o          (done),
+    .err_o           (err),
+    .err_code_o      (err_code),
+    .err_index_o     (err_index),
+    .irq_done_set_o  (irq_done_set),
+    .irq_error_set_o (irq_error_set)
+  );
 
   // ---------------------------------------------------------------------------------------------
   // Performance counters (docs/registers.md)
