@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "../common/random_matrix.hpp"
+#include "nmsa/file_io.hpp"
 #include "nmsa/npy.hpp"
 
 namespace nmsa {
@@ -332,6 +334,36 @@ TEST(Npy, WrongDtypeAndMissingFileAreNamed) {
   }
   EXPECT_THROW(write_npy(temp("no_such_dir/x.npy"), MatrixI8(MatrixI8::Zero(1, 1))),
                std::runtime_error);
+}
+
+// A command's outputs are written as one: if one of them cannot be written, none is, and no
+// temporary file stays behind.
+TEST(FileIo, SeveralFilesAreWrittenAllOrNone) {
+  TempFiles temp;
+  const std::string good = temp("good.bin");
+  const std::string bad = temp("no_such_dir/bad.bin");
+  const auto entries_beside = [&] {
+    int n = 0;
+    const std::filesystem::path dir = std::filesystem::path(good).parent_path();
+    const std::string stem = std::filesystem::path(good).filename().string();
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      n += e.path().filename().string().rfind(stem, 0) == 0;
+    }
+    return n;
+  };
+  try {
+    write_files_atomically({{good, "first"}, {bad, "second"}});
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(bad + ": cannot create the temporary file", 0), 0u)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(good));
+  EXPECT_EQ(entries_beside(), 0) << "a temporary of " << good << " was left behind";
+  write_files_atomically({{good, "first"}});
+  std::ifstream in(good, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "first");
+  EXPECT_EQ(entries_beside(), 1);
 }
 
 // Every prefix of a valid file, and every single-byte corruption of its header, either parses or

@@ -11,29 +11,52 @@
 
 namespace nmsa {
 
-void write_file_atomically(const std::string& path, const std::string& bytes) {
+namespace {
+
+std::string temporary_beside(const std::string& path) {
   std::random_device rd;
   char suffix[16];
   std::snprintf(suffix, sizeof suffix, ".tmp-%08x", static_cast<unsigned>(rd()));
-  const std::string tmp = path + suffix;
-  auto fail = [&](const std::string& why) {
+  return path + suffix;
+}
+
+void remove_quietly(const std::vector<std::string>& paths) {
+  for (const std::string& p : paths) {
     std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
+    std::filesystem::remove(p, ignored);
+  }
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  write_files_atomically({{path, bytes}});
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> temporaries;
+  auto fail = [&](const std::string& path, const std::string& why) {
+    remove_quietly(temporaries);
     throw std::runtime_error(path + ": " + why);
   };
-  {
+  for (const auto& [path, bytes] : files) {
+    const std::string tmp = temporary_beside(path);
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      throw std::runtime_error(path + ": cannot create the temporary file " + tmp + ": " +
-                               std::strerror(errno));
-    }
+    if (!f) fail(path, "cannot create the temporary file " + tmp + ": " + std::strerror(errno));
+    temporaries.push_back(tmp);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     f.close();
-    if (!f) fail("write to " + tmp + " failed");
+    if (!f) fail(path, "write to " + tmp + " failed");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail("cannot rename " + tmp + " to it: " + ec.message());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(temporaries[i], files[i].first, ec);
+    if (ec) {
+      // The files renamed already stay: they are complete, and the rest are not written.
+      temporaries.erase(temporaries.begin(), temporaries.begin() + static_cast<std::ptrdiff_t>(i));
+      fail(files[i].first, "cannot rename " + temporaries.front() + " to it: " + ec.message());
+    }
+  }
 }
 
 }  // namespace nmsa

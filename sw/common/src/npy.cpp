@@ -1,6 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 #include "nmsa/npy.hpp"
 
+#include "nmsa/file_io.hpp"
+
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -269,7 +271,17 @@ NpyArray from_matrix(const Matrix<T>& m, NpyDtype dtype) {
   return a;
 }
 
-const char* dtype_name(NpyDtype d) {
+
+void require_dtype(const NpyArray& a, NpyDtype want, const std::string& path) {
+  if (a.dtype != want) {
+    fail(path, std::string("expected a ") + npy_dtype_name(want) + " array, the file holds " +
+                   npy_dtype_name(a.dtype) + " (" + npy_descr(a.dtype) + ")");
+  }
+}
+
+}  // namespace
+
+const char* npy_dtype_name(NpyDtype d) {
   switch (d) {
     case NpyDtype::kInt8: return "int8";
     case NpyDtype::kUint8: return "uint8";
@@ -279,15 +291,6 @@ const char* dtype_name(NpyDtype d) {
   }
   return "?";
 }
-
-void require_dtype(const NpyArray& a, NpyDtype want, const std::string& path) {
-  if (a.dtype != want) {
-    fail(path, std::string("expected a ") + dtype_name(want) + " array, the file holds " +
-                   dtype_name(a.dtype) + " (" + npy_descr(a.dtype) + ")");
-  }
-}
-
-}  // namespace
 
 const char* npy_descr(NpyDtype dtype) {
   for (const auto& d : kDtypes) {
@@ -459,12 +462,7 @@ NpyArray read_npy(const std::string& path) {
 
 void write_npy(const std::string& path, const NpyArray& array) {
   const std::vector<std::uint8_t> bytes = serialize_npy(array);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail(path, std::string("cannot create: ") + std::strerror(errno));
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) fail(path, "write error");
+  write_file_atomically(path, std::string(bytes.begin(), bytes.end()));
 }
 
 MatrixF read_npy_matrix_f(const std::string& path) {
@@ -472,7 +470,7 @@ MatrixF read_npy_matrix_f(const std::string& path) {
   if (a.dtype == NpyDtype::kFloat32) return to_matrix<float>(a);
   if (a.dtype == NpyDtype::kFloat64) return to_matrix<double>(a).cast<float>();
   fail(path, std::string("expected a float32 or float64 array, the file holds ") +
-                 dtype_name(a.dtype) + " (" + npy_descr(a.dtype) + ")");
+                 npy_dtype_name(a.dtype) + " (" + npy_descr(a.dtype) + ")");
 }
 
 MatrixI8 read_npy_matrix_i8(const std::string& path) {

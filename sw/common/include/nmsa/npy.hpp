@@ -30,6 +30,7 @@ enum class NpyDtype { kInt8, kUint8, kInt32, kFloat32, kFloat64 };
 
 // The descr numpy writes for the dtype ("|i1", "|u1", "<i4", "<f4", "<f8") and its size in bytes.
 const char* npy_descr(NpyDtype dtype);
+const char* npy_dtype_name(NpyDtype dtype);  // numpy's name: "int8", "uint8", "int32", ...
 std::size_t npy_item_size(NpyDtype dtype);
 
 // An array as stored in a .npy file: the dtype, the shape (one or two dimensions) and the raw
