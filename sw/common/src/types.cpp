@@ -47,4 +47,19 @@ NmPattern parse_nm_pattern(const std::string& text) {
   return p;
 }
 
+const std::vector<NmPattern>& hardware_patterns() {
+  static const std::vector<NmPattern> patterns{{1, 4}, {2, 4}, {2, 8}};
+  return patterns;
+}
+
+void require_hardware_pattern(NmPattern p) {
+  std::string supported;
+  for (const NmPattern& h : hardware_patterns()) {
+    if (h == p) return;
+    supported += (supported.empty() ? "" : ", ") + h.name();
+  }
+  throw std::invalid_argument("N:M pattern " + p.name() +
+                              " is not one the hardware runs (supported: " + supported + ")");
+}
+
 }  // namespace nmsa

@@ -199,4 +199,67 @@ MatrixI8 decompress(const CompressedWeights& c) {
   return w;
 }
 
+int meta_field_stride_bits(NmPattern p) {
+  int stride = 1;
+  while (stride < p.meta_bits()) stride *= 2;
+  return stride;
+}
+
+Eigen::Index packed_meta_row_bytes(Eigen::Index groups, NmPattern p) {
+  return (groups * meta_field_stride_bits(p) + 7) / 8;
+}
+
+Matrix<std::uint8_t> pack_meta(const Matrix<std::uint8_t>& meta, NmPattern p) {
+  const int stride = meta_field_stride_bits(p);
+  Matrix<std::uint8_t> packed =
+      Matrix<std::uint8_t>::Zero(meta.rows(), packed_meta_row_bytes(meta.cols(), p));
+  for (Eigen::Index r = 0; r < meta.rows(); ++r) {
+    for (Eigen::Index g = 0; g < meta.cols(); ++g) {
+      if (meta(r, g) >> p.meta_bits() != 0) {
+        throw std::invalid_argument("pack_meta: code " + std::to_string(meta(r, g)) + " at row " +
+                                    std::to_string(r) + ", K-group " + std::to_string(g) +
+                                    " is wider than " + p.name() + "'s " +
+                                    std::to_string(p.meta_bits()) + " bits");
+      }
+      const Eigen::Index bit = g * stride;
+      packed(r, bit / 8) |= static_cast<std::uint8_t>(meta(r, g) << (bit % 8));
+    }
+  }
+  return packed;
+}
+
+Matrix<std::uint8_t> unpack_meta(const Matrix<std::uint8_t>& packed, Eigen::Index groups,
+                                 NmPattern p) {
+  const Eigen::Index row_bytes = packed_meta_row_bytes(groups, p);
+  if (packed.cols() != row_bytes) {
+    throw std::invalid_argument("metadata: " + std::to_string(packed.cols()) +
+                                " bytes per row, expected " + std::to_string(row_bytes) + " for " +
+                                std::to_string(groups) + " groups of " + p.name());
+  }
+  const int stride = meta_field_stride_bits(p);
+  const unsigned field_mask = (1u << p.meta_bits()) - 1u;
+  // The bits of a row that hold fields: everything else is padding and must be 0.
+  std::vector<std::uint8_t> field_bits(static_cast<std::size_t>(row_bytes), 0);
+  for (Eigen::Index g = 0; g < groups; ++g) {
+    const Eigen::Index bit = g * stride;
+    field_bits[static_cast<std::size_t>(bit / 8)] |= static_cast<std::uint8_t>(field_mask << (bit % 8));
+  }
+  Matrix<std::uint8_t> meta(packed.rows(), groups);
+  for (Eigen::Index r = 0; r < packed.rows(); ++r) {
+    for (Eigen::Index b = 0; b < row_bytes; ++b) {
+      if ((packed(r, b) & ~field_bits[static_cast<std::size_t>(b)]) != 0) {
+        throw std::invalid_argument("metadata: row " + std::to_string(r) + ", byte " +
+                                    std::to_string(b) + " = " + std::to_string(packed(r, b)) +
+                                    " has a padding bit set: not packed " + p.name() +
+                                    " metadata");
+      }
+    }
+    for (Eigen::Index g = 0; g < groups; ++g) {
+      const Eigen::Index bit = g * stride;
+      meta(r, g) = static_cast<std::uint8_t>((packed(r, bit / 8) >> (bit % 8)) & field_mask);
+    }
+  }
+  return meta;
+}
+
 }  // namespace nmsa

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -33,5 +34,12 @@ struct NmPattern {
 
 // Parses "2:4". Throws std::invalid_argument naming the text on a malformed pattern.
 NmPattern parse_nm_pattern(const std::string& text);
+
+// The patterns of the hardware configurations nmsa ships (rtl/configs.json; a test keeps the two
+// in step): 1:4, 2:4, 2:8. Other valid patterns exist only in software.
+const std::vector<NmPattern>& hardware_patterns();
+
+// Throws std::invalid_argument naming p and the supported list unless the hardware runs p.
+void require_hardware_pattern(NmPattern p);
 
 }  // namespace nmsa

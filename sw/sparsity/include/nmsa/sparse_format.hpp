@@ -59,4 +59,15 @@ CompressedWeights compress(const MatrixI8& w, NmPattern p);
 // Inverse of compress. Throws std::invalid_argument naming the group on an illegal metadata code.
 MatrixI8 decompress(const CompressedWeights& c);
 
+// The metadata as a file holds it (docs/format.md, section 8.3): each field in F bits, F the
+// field width rounded up to a power of two (2:4: 4, two groups a byte in PyTorch's nibble order;
+// 1:4: 2; 2:8: 8), packed LSB-first, each row padded to whole bytes with zero bits.
+int meta_field_stride_bits(NmPattern p);
+Eigen::Index packed_meta_row_bytes(Eigen::Index groups, NmPattern p);
+Matrix<std::uint8_t> pack_meta(const Matrix<std::uint8_t>& meta, NmPattern p);
+// Inverse of pack_meta for rows of `groups` fields. Throws std::invalid_argument on a row length
+// that does not match or a padding bit that is not 0, naming the row and byte.
+Matrix<std::uint8_t> unpack_meta(const Matrix<std::uint8_t>& packed, Eigen::Index groups,
+                                 NmPattern p);
+
 }  // namespace nmsa
