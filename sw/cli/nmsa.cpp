@@ -7,6 +7,7 @@
 // board, 2 bad input (with a message naming it). Options are parsed by CLI11, which also writes
 // the help of every command.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "nmsa/device.hpp"
+#include "nmsa/file_io.hpp"
 #include "nmsa/gemm_program.hpp"
 #include "nmsa/golden.hpp"
 #include "nmsa/npy.hpp"
@@ -286,6 +288,61 @@ int cmd_gemm(const GemmArgs& a) {
   return 0;
 }
 
+// --- weight files (prune, compress) ------------------------------------------------------------
+
+// A weight matrix [N_out x K] from a .npy file: float32, float64 or int8 (held as float, exactly),
+// not empty, every value finite, K a multiple of M. Errors name the file and what is wrong.
+struct WeightFile {
+  nmsa::MatrixF values;
+  bool int8 = false;
+};
+
+WeightFile read_weights(const std::string& path, nmsa::NmPattern p) {
+  const nmsa::NpyArray raw = nmsa::read_npy(path);
+  WeightFile w;
+  if (raw.dtype == nmsa::NpyDtype::kInt8) {
+    w.int8 = true;
+    w.values = nmsa::read_npy_matrix_i8(path).cast<float>();
+  } else if (raw.dtype == nmsa::NpyDtype::kFloat32 || raw.dtype == nmsa::NpyDtype::kFloat64) {
+    w.values = nmsa::read_npy_matrix_f(path);
+  } else {
+    throw UsageError(path + ": weights must be float32, float64 or int8; the file holds " +
+                     nmsa::npy_dtype_name(raw.dtype) + " (" + nmsa::npy_descr(raw.dtype) + ")");
+  }
+  const std::string shape =
+      std::to_string(w.values.rows()) + " x " + std::to_string(w.values.cols());
+  if (w.values.size() == 0) throw UsageError(path + ": the weight matrix is empty (" + shape + ")");
+  for (Eigen::Index r = 0; r < w.values.rows(); ++r) {
+    for (Eigen::Index c = 0; c < w.values.cols(); ++c) {
+      if (!std::isfinite(w.values(r, c))) {
+        throw UsageError(path + ": the weight at row " + std::to_string(r) + ", column " +
+                         std::to_string(c) + " is " + std::to_string(w.values(r, c)) +
+                         "; weights must be finite");
+      }
+    }
+  }
+  if (w.values.cols() % p.m != 0) {
+    throw UsageError(path + ": K = " + std::to_string(w.values.cols()) +
+                     " is not a multiple of M = " + std::to_string(p.m));
+  }
+  return w;
+}
+
+// The N:M pattern of --sparsity, which must be one the hardware runs.
+nmsa::NmPattern hardware_pattern(const std::string& text) {
+  const nmsa::NmPattern p = nmsa::parse_nm_pattern(text);
+  nmsa::require_hardware_pattern(p);
+  return p;
+}
+
+// One output file of a command: written with the others once everything is computed, so that a
+// failed command leaves no file behind.
+template <typename MatrixT>
+std::pair<std::string, std::string> npy_output(const std::string& path, const MatrixT& m) {
+  const std::vector<std::uint8_t> bytes = nmsa::serialize_npy(nmsa::to_npy_array(m));
+  return {path, std::string(bytes.begin(), bytes.end())};
+}
+
 // --- nmsa prune ----------------------------------------------------------------------------------
 
 struct PruneArgs {
@@ -299,8 +356,9 @@ CLI::App* add_prune(CLI::App& app, PruneArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "prune",
       "N:M-prune a weight matrix (.npy), optionally after a channel permutation search");
-  cmd->footer("Magnitude N:M pruning along K of a weight matrix [N_out x K] (float32/float64 or "
-              "int8).\n");
+  cmd->footer("Magnitude N:M pruning along K of a weight matrix [N_out x K] (float32, float64 or "
+              "int8;\nOUT is int8 for int8, else float32). N:M is one the hardware runs: 1:4, 2:4 "
+              "or 2:8.\n");
   cmd->add_option("in", a.in, "IN.npy")->required();
   cmd->add_option("out", a.out, "OUT.npy")->required();
   cmd->add_option("--sparsity", a.sparsity, "N:M (default 2:4)");
@@ -315,17 +373,13 @@ CLI::App* add_prune(CLI::App& app, PruneArgs& a) {
 int cmd_prune(const PruneArgs& a) {
   const std::string& in = a.in;
   const std::string& out = a.out;
-  const nmsa::NmPattern p = nmsa::parse_nm_pattern(a.sparsity);
-  const nmsa::NpyArray raw = nmsa::read_npy(in);
-  nmsa::MatrixF w = raw.dtype == nmsa::NpyDtype::kInt8
-                        ? nmsa::read_npy_matrix_i8(in).cast<float>().eval()
-                        : nmsa::read_npy_matrix_f(in);
-  if (w.cols() % p.m != 0) {
-    throw UsageError(in + ": K = " + std::to_string(w.cols()) + " is not a multiple of M = " +
-                     std::to_string(p.m));
-  }
+  const nmsa::NmPattern p = hardware_pattern(a.sparsity);
+  const WeightFile file = read_weights(in, p);
+  nmsa::MatrixF w = file.values;
+  std::vector<std::pair<std::string, std::string>> outputs;
   const double plain = nmsa::retained_magnitude(nmsa::prune_nm(w, p));
   const double total = w.cwiseAbs().cast<double>().sum();
+  std::string perm_path;
   if (a.permute) {
     nmsa::PermutationOptions options;
     options.seed = a.seed;
@@ -333,22 +387,23 @@ int cmd_prune(const PruneArgs& a) {
     w = nmsa::apply_column_permutation(w, perm);
     nmsa::MatrixI32 perm_row(1, static_cast<Eigen::Index>(perm.size()));
     for (std::size_t j = 0; j < perm.size(); ++j) perm_row(0, static_cast<Eigen::Index>(j)) = perm[j];
-    const std::string perm_path = out.substr(0, out.rfind(".npy")) + ".perm.npy";
-    nmsa::write_npy(perm_path, perm_row);
-    std::printf("permutation        %s\n", perm_path.c_str());
+    perm_path = out.substr(0, out.rfind(".npy")) + ".perm.npy";
+    outputs.push_back(npy_output(perm_path, perm_row));
   }
   const nmsa::MatrixF pruned = nmsa::prune_nm(w, p);
   const double kept = nmsa::retained_magnitude(pruned);
-  if (raw.dtype == nmsa::NpyDtype::kInt8) {
-    nmsa::write_npy(out, nmsa::MatrixI8(pruned.cast<std::int8_t>()));
+  if (file.int8) {
+    outputs.push_back(npy_output(out, nmsa::MatrixI8(pruned.cast<std::int8_t>())));
   } else {
-    nmsa::write_npy(out, pruned);
+    outputs.push_back(npy_output(out, pruned));
   }
+  nmsa::write_files_atomically(outputs);
   const auto nonzeros = (pruned.array() != 0.0f).count();
   std::printf("pruned             %s -> %s (%ld x %ld, %s)\n", in.c_str(), out.c_str(),
               static_cast<long>(w.rows()), static_cast<long>(w.cols()), p.name().c_str());
+  if (a.permute) std::printf("permutation        %s\n", perm_path.c_str());
   std::printf("nonzeros           %ld of %ld (%.1f%%)\n", static_cast<long>(nonzeros),
-              static_cast<long>(pruned.size()), 100.0 * nonzeros / std::max<Eigen::Index>(1, pruned.size()));
+              static_cast<long>(pruned.size()), 100.0 * nonzeros / pruned.size());
   std::printf("retained magnitude %.2f%% of the total", total > 0 ? 100.0 * kept / total : 100.0);
   if (a.permute) std::printf(" (%.2f%% without the permutation)", total > 0 ? 100.0 * plain / total : 100.0);
   std::printf("\n");
@@ -367,36 +422,34 @@ CLI::App* add_compress(CLI::App& app, CompressArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "compress", "compress an N:M weight matrix (.npy) into values and metadata (.npy)");
   cmd->footer(
-      "Compresses an N:M sparse weight matrix [N_out x K] (docs/format.md): VALUES\n"
-      "[N_out x K*N/M] int8 and META [N_out x K/M] uint8, one metadata field per group. A float\n"
-      "input is first quantized per output channel; then --scales names where its scales\n"
-      "(float32) go.\n");
+      "Compresses an N:M sparse weight matrix [N_out x K] (float32, float64 or int8;\n"
+      "docs/format.md): VALUES [N_out x K*N/M] int8, the kept values group by group, and META\n"
+      "[N_out x B] uint8, each row's metadata fields packed LSB-first (2:4: two groups a byte, the\n"
+      "nibble order of PyTorch's meta tensor; 1:4: four; 2:8: one, 6 bits used). A float input is\n"
+      "first quantized per output channel; then --scales names where its scales (float32) go.\n");
   cmd->add_option("in", a.in, "IN.npy")->required();
   cmd->add_option("values", a.values, "VALUES.npy")->required();
   cmd->add_option("meta", a.meta, "META.npy")->required();
-  cmd->add_option("--sparsity", a.sparsity, "N:M (default 2:4)");
+  cmd->add_option("--sparsity", a.sparsity, "N:M: 1:4, 2:4 (default) or 2:8");
   cmd->add_option("--scales", a.scales, "SCALES.npy, for a float input");
   return cmd;
 }
 
 int cmd_compress(const CompressArgs& a) {
   const std::string& in = a.in;
-  const nmsa::NmPattern p = nmsa::parse_nm_pattern(a.sparsity);
-  const nmsa::NpyArray raw = nmsa::read_npy(in);
+  const nmsa::NmPattern p = hardware_pattern(a.sparsity);
+  const WeightFile file = read_weights(in, p);
+  std::vector<std::pair<std::string, std::string>> outputs;
   nmsa::MatrixI8 w;
-  if (raw.dtype == nmsa::NpyDtype::kInt8) {
-    w = nmsa::read_npy_matrix_i8(in);
+  if (file.int8) {
+    w = file.values.cast<std::int8_t>();
   } else {
     if (a.scales.empty()) throw UsageError(in + " is float: --scales SCALES.npy is needed");
-    const nmsa::QuantizedWeights q = nmsa::quantize_weights_per_channel(nmsa::read_npy_matrix_f(in));
+    const nmsa::QuantizedWeights q = nmsa::quantize_weights_per_channel(file.values);
     w = q.values;
     nmsa::MatrixF scales(1, static_cast<Eigen::Index>(q.scales.size()));
     for (std::size_t i = 0; i < q.scales.size(); ++i) scales(0, static_cast<Eigen::Index>(i)) = q.scales[i];
-    nmsa::write_npy(a.scales, scales);
-  }
-  if (w.cols() % p.m != 0) {
-    throw UsageError(in + ": K = " + std::to_string(w.cols()) + " is not a multiple of M = " +
-                     std::to_string(p.m));
+    outputs.push_back(npy_output(a.scales, scales));
   }
   nmsa::CompressedWeights c;
   try {
@@ -404,16 +457,21 @@ int cmd_compress(const CompressArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(in + ": " + e.what() + " (run nmsa prune first)");
   }
-  nmsa::write_npy(a.values, c.values);
-  nmsa::write_npy(a.meta, c.meta);
+  const nmsa::Matrix<std::uint8_t> packed = nmsa::pack_meta(c.meta, p);
+  outputs.push_back(npy_output(a.values, c.values));
+  outputs.push_back(npy_output(a.meta, packed));
+  nmsa::write_files_atomically(outputs);
+  // Sizes are the arrays' bytes as the files hold them (each .npy adds its header).
   const double dense_bytes = static_cast<double>(w.size());
   const double value_bytes = static_cast<double>(c.values.size());
-  const double meta_bytes = static_cast<double>(c.meta.size()) * p.meta_bits() / 8.0;
+  const double meta_bytes = static_cast<double>(packed.size());
   std::printf("compressed         %s (%ld x %ld, %s)\n", in.c_str(), static_cast<long>(w.rows()),
               static_cast<long>(w.cols()), p.name().c_str());
-  std::printf("values             %s: %.0f bytes\n", a.values.c_str(), value_bytes);
-  std::printf("metadata           %s: %.0f bytes packed (%d bits per group)\n",
-              a.meta.c_str(), meta_bytes, p.meta_bits());
+  std::printf("values             %s: %ld x %ld int8, %.0f bytes\n", a.values.c_str(),
+              static_cast<long>(c.values.rows()), static_cast<long>(c.values.cols()), value_bytes);
+  std::printf("metadata           %s: %ld x %ld uint8, %.0f bytes (%d bits per group in %d)\n",
+              a.meta.c_str(), static_cast<long>(packed.rows()), static_cast<long>(packed.cols()),
+              meta_bytes, p.meta_bits(), nmsa::meta_field_stride_bits(p));
   std::printf("size vs dense INT8 %.1f%% (values %.1f%% + metadata %.1f%%)\n",
               100 * (value_bytes + meta_bytes) / dense_bytes, 100 * value_bytes / dense_bytes,
               100 * meta_bytes / dense_bytes);

@@ -63,6 +63,12 @@ npy "$tmp/x13.npy" '<f4' '1, 3' '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x4
 npy "$tmp/w.npy" '|i1' '2, 8' '\x01\x02\x03\x04\x05\x06\x07\x08\xf8\x07\x06\x05\x04\x03\x02\x01'
 npy "$tmp/label2.npy" '|u1' '1, 1' '\x02'
 npy "$tmp/labels2x.npy" '|u1' '2, 1' '\x02\x00'
+npy "$tmp/w6.npy" '|i1' '1, 6' '\x01\x02\x03\x04\x05\x06'
+npy "$tmp/nan.npy" '<f4' '1, 4' '\x00\x00\x80\x3f\x00\x00\xc0\x7f\x00\x00\x00\x00\x00\x00\x00\x00'
+npy "$tmp/inf.npy" '<f4' '1, 4' '\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\x00\x00\x00\x00'
+npy "$tmp/empty.npy" '<f4' '0, 8' ''
+npy "$tmp/i32.npy" '<i4' '1, 4' '\x01\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00\x04\x00\x00\x00'
+npy "$tmp/wf.npy" '<f4' '1, 4' '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40'
 printf 'not an npy file' > "$tmp/bad.npy"
 printf 'not an onnx model' > "$tmp/bad.onnx"
 softmax=/usr/share/libonnx-testdata/data/node/test_softmax_example/model.onnx
@@ -72,7 +78,23 @@ expect prune-permute   0 'without the permutation'             -- prune "$tmp/w.
 expect compress        0 'values 50.0% \+ metadata 12.5%'      -- compress "$tmp/wp.npy" "$tmp/v.npy" "$tmp/m.npy"
 expect compress-dense  2 'row 0, K-group 0.*run nmsa prune first' -- compress "$tmp/w.npy" "$tmp/v.npy" "$tmp/m.npy"
 expect prune-corrupt   2 'bad.npy: not a .npy file'            -- prune "$tmp/bad.npy" "$tmp/x.npy"
-expect prune-bad-k     2 'K = 8 is not a multiple of M = 16'   -- prune "$tmp/w.npy" "$tmp/x.npy" --sparsity 2:16
+expect prune-bad-k     2 'w6.npy: K = 6 is not a multiple of M = 4' -- prune "$tmp/w6.npy" "$tmp/x.npy"
+expect compress-sizes  0 'm.npy: 2 x 1 uint8, 2 bytes \(4 bits per group in 4\)' -- compress "$tmp/wp.npy" "$tmp/v.npy" "$tmp/m.npy"
+# Edge inputs: each an error naming the file and what is wrong, and no output file left behind.
+expect prune-3of4      2 '3:4 is not one the hardware runs \(supported: 1:4, 2:4, 2:8\)' -- prune "$tmp/w.npy" "$tmp/x.npy" --sparsity 3:4
+expect compress-2of16  2 '2:16 is not one the hardware runs' -- compress "$tmp/w.npy" "$tmp/x.npy" "$tmp/y.npy" --sparsity 2:16
+expect prune-nan       2 'nan.npy: the weight at row 0, column 1 is nan; weights must be finite' -- prune "$tmp/nan.npy" "$tmp/x.npy"
+expect compress-inf    2 'inf.npy: the weight at row 0, column 2 is inf; weights must be finite' -- compress "$tmp/inf.npy" "$tmp/x.npy" "$tmp/y.npy" --scales "$tmp/z.npy"
+expect prune-empty     2 'empty.npy: the weight matrix is empty \(0 x 8\)' -- prune "$tmp/empty.npy" "$tmp/x.npy"
+expect compress-empty  2 'empty.npy: the weight matrix is empty \(0 x 8\)' -- compress "$tmp/empty.npy" "$tmp/x.npy" "$tmp/y.npy"
+expect prune-int32     2 'i32.npy: weights must be float32, float64 or int8; the file holds int32 \(<i4\)' -- prune "$tmp/i32.npy" "$tmp/x.npy"
+expect compress-float-dense 2 'wf.npy: .*not 2:4 sparse.*run nmsa prune first' -- compress "$tmp/wf.npy" "$tmp/x.npy" "$tmp/y.npy" --scales "$tmp/z.npy"
+for left in x y z; do
+  if [ -e "$tmp/$left.npy" ]; then
+    failed=$((failed + 1))
+    echo "FAIL a failed command left $tmp/$left.npy behind"
+  fi
+done
 expect run-softmax     0 'fallbacks: 0 dense, 1 host'    -- run "$softmax" --input "$tmp/x13.npy" --backend model
 expect run-labels      0 'top-1 accuracy: 1 / 1 = 1.0000' -- run "$softmax" --input "$tmp/x13.npy" --labels "$tmp/label2.npy" --backend model
 expect run-labels-rows 2 'labels2x.npy: 2 labels for float\[1x3\]' -- run "$softmax" --input "$tmp/x13.npy" --labels "$tmp/labels2x.npy" --backend model
