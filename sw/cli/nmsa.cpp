@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -31,6 +33,7 @@
 #include "nmsa/release_gate.hpp"
 #include "nmsa/runtime.hpp"
 #include "nmsa/sparse_format.hpp"
+#include "nmsa/tensor_npy.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 #include "nmsa/uart_device.hpp"
 
@@ -337,10 +340,14 @@ nmsa::NmPattern hardware_pattern(const std::string& text) {
 
 // One output file of a command: written with the others once everything is computed, so that a
 // failed command leaves no file behind.
+std::pair<std::string, std::string> npy_output(const std::string& path, const nmsa::NpyArray& a) {
+  const std::vector<std::uint8_t> bytes = nmsa::serialize_npy(a);
+  return {path, std::string(bytes.begin(), bytes.end())};
+}
+
 template <typename MatrixT>
 std::pair<std::string, std::string> npy_output(const std::string& path, const MatrixT& m) {
-  const std::vector<std::uint8_t> bytes = nmsa::serialize_npy(nmsa::to_npy_array(m));
-  return {path, std::string(bytes.begin(), bytes.end())};
+  return npy_output(path, nmsa::to_npy_array(m));
 }
 
 // --- nmsa prune ----------------------------------------------------------------------------------
@@ -478,28 +485,11 @@ int cmd_compress(const CompressArgs& a) {
   return 0;
 }
 
-// A float tensor of any rank from a float32 or float64 .npy file.
-nmsa::Tensor float_tensor_from_npy(const std::string& path) {
-  const nmsa::NpyArray raw = nmsa::read_npy(path);
-  std::vector<float> values(static_cast<std::size_t>(raw.element_count()));
-  if (raw.dtype == nmsa::NpyDtype::kFloat32) {
-    std::memcpy(values.data(), raw.bytes.data(), values.size() * sizeof(float));
-  } else if (raw.dtype == nmsa::NpyDtype::kFloat64) {
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      double v = 0;
-      std::memcpy(&v, raw.bytes.data() + 8 * i, 8);
-      values[i] = static_cast<float>(v);
-    }
-  } else {
-    throw UsageError(path + ": the model input must be float32 or float64");
-  }
-  return nmsa::Tensor::make_float(raw.shape, std::move(values));
-}
-
 // --- nmsa run ------------------------------------------------------------------------------------
 
 struct RunArgs {
-  std::string model, input, output, labels;
+  std::string model, labels;
+  std::vector<std::string> inputs, outputs;
   bool dense = false;
   DeviceArgs device;
 };
@@ -510,14 +500,20 @@ CLI::App* add_run(CLI::App& app, RunArgs& a) {
   cmd->footer(
       "Runs an ONNX model layer by layer: each layer sparse on the device, dense on the device\n"
       "(fallback) or on the host (unsupported operator), as the supported-layer matrix decides.\n"
-      "Prints each layer's placement and reason, device cycles, and the output; with --labels\n"
+      "Prints each layer's placement and reason, device cycles, and the outputs; with --labels\n"
       "also the top-1 accuracy. A quantized network in QDQ form (the demo's model.onnx) runs\n"
-      "each layer as one device GEMM with bias, requantization and ReLU in its epilogue.\n");
+      "each layer as one device GEMM with bias, requantization and ReLU in its epilogue.\n"
+      "Inputs and outputs are .npy files with the tensor's shape and dtype (float32 or float64\n"
+      "for a float input).\n");
   cmd->add_option("model", a.model, "MODEL.onnx")->required();
-  cmd->add_option("--input", a.input, "float32 .npy for the model's first input (its shape must "
-                                      "match)")
+  cmd->add_option("--input", a.inputs,
+                  "NAME=X.npy for the model input NAME, repeated for every input; X.npy alone for "
+                  "a model with one input")
       ->required();
-  cmd->add_option("--output", a.output, "Y.npy for the output");
+  cmd->add_option("--output", a.outputs,
+                  "NAME=Y.npy for the output NAME (repeatable); a DIRECTORY (a path not ending in "
+                  ".npy) for every output as DIRECTORY/NAME.npy; Y.npy alone for a model with one "
+                  "output");
   cmd->add_option("--labels", a.labels,
                   "uint8 .npy with the class of every input row: prints the top-1 accuracy of "
                   "the first output (its argmax per row)");
@@ -526,11 +522,110 @@ CLI::App* add_run(CLI::App& app, RunArgs& a) {
   return cmd;
 }
 
+// "NAME=FILE" split at the first '='; no '=': an empty name.
+std::pair<std::string, std::string> split_binding(const std::string& spec) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos) return {"", spec};
+  return {spec.substr(0, eq), spec.substr(eq + 1)};
+}
+
+std::string value_names(const std::vector<nmsa::ValueInfo>& values) {
+  std::string names;
+  for (const auto& v : values) names += (names.empty() ? "'" : ", '") + v.name + "'";
+  return names.empty() ? "none" : names;
+}
+
+// The tensors of --input, one for every graph input: an unknown, repeated or missing name is an
+// error, never a silent pick.
+std::map<std::string, nmsa::Tensor> read_inputs(const nmsa::Graph& graph,
+                                                const std::vector<std::string>& specs) {
+  std::map<std::string, nmsa::Tensor> bound;
+  for (const std::string& spec : specs) {
+    auto [name, path] = split_binding(spec);
+    if (name.empty()) {
+      if (graph.inputs.size() != 1 || specs.size() != 1) {
+        throw UsageError("--input " + spec + " names no input, and the model has " +
+                         std::to_string(graph.inputs.size()) + " (" +
+                         value_names(graph.inputs) + "): use --input NAME=FILE for each");
+      }
+      name = graph.inputs[0].name;
+    }
+    const auto info = std::find_if(graph.inputs.begin(), graph.inputs.end(),
+                                   [&](const nmsa::ValueInfo& v) { return v.name == name; });
+    if (info == graph.inputs.end()) {
+      throw UsageError("--input " + spec + ": the model has no input '" + name + "' (its inputs: " +
+                       value_names(graph.inputs) + ")");
+    }
+    if (bound.count(name)) throw UsageError("--input: '" + name + "' is given twice");
+    bound[name] = nmsa::tensor_from_npy(nmsa::read_npy(path), info->type,
+                                        path + " (input '" + name + "')");
+  }
+  for (const auto& v : graph.inputs) {
+    if (!bound.count(v.name)) {
+      throw UsageError("--input: the model's input '" + v.name + "' is not given (its inputs: " +
+                       value_names(graph.inputs) + ")");
+    }
+  }
+  return bound;
+}
+
+// Where --output puts each graph output: output name -> file. Checked before the model runs.
+std::map<std::string, std::string> output_files(const nmsa::Graph& graph,
+                                                const std::vector<std::string>& specs) {
+  std::map<std::string, std::string> files;
+  if (specs.size() == 1 && split_binding(specs[0]).first.empty()) {
+    const std::string& path = specs[0];
+    const bool is_file = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+    if (is_file) {
+      if (graph.outputs.size() != 1) {
+        throw UsageError("--output " + path + ": the model has " +
+                         std::to_string(graph.outputs.size()) + " outputs (" +
+                         value_names(graph.outputs) +
+                         "): give a directory or NAME=FILE for each");
+      }
+      files[graph.outputs[0].name] = path;
+      return files;
+    }
+    // A directory: one file per output, its name made safe for a file system.
+    std::map<std::string, std::string> owner;
+    for (const auto& v : graph.outputs) {
+      std::string safe = v.name;
+      for (char& c : safe) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+      }
+      if (owner.count(safe)) {
+        throw UsageError("--output " + path + ": outputs '" + owner[safe] + "' and '" + v.name +
+                         "' would both be written to " + safe + ".npy; use NAME=FILE");
+      }
+      owner[safe] = v.name;
+      files[v.name] = (std::filesystem::path(path) / (safe + ".npy")).string();
+    }
+    return files;
+  }
+  for (const std::string& spec : specs) {
+    const auto [name, path] = split_binding(spec);
+    if (name.empty()) {
+      throw UsageError("--output " + spec + ": with several --output, each is NAME=FILE");
+    }
+    const bool known = std::any_of(graph.outputs.begin(), graph.outputs.end(),
+                                   [&](const nmsa::ValueInfo& v) { return v.name == name; });
+    if (!known) {
+      throw UsageError("--output " + spec + ": the model has no output '" + name +
+                       "' (its outputs: " + value_names(graph.outputs) + ")");
+    }
+    if (!files.emplace(name, path).second) {
+      throw UsageError("--output: '" + name + "' is given twice");
+    }
+  }
+  return files;
+}
+
 int cmd_run(const RunArgs& a) {
   nmsa::Graph graph = nmsa::load_onnx_model(a.model);
   if (graph.inputs.empty()) throw UsageError(a.model + " has no runtime input");
-  const std::string input_name = graph.inputs[0].name;
-  const nmsa::Tensor input = float_tensor_from_npy(a.input);
+  const std::map<std::string, nmsa::Tensor> inputs = read_inputs(graph, a.inputs);
+  const std::map<std::string, std::string> files = output_files(graph, a.outputs);
+  const nmsa::Tensor& first_input = inputs.at(graph.inputs[0].name);
   nmsa::Matrix<std::uint8_t> labels;
   if (!a.labels.empty()) {
     try {
@@ -538,9 +633,9 @@ int cmd_run(const RunArgs& a) {
     } catch (const std::exception& e) {
       throw UsageError(e.what());
     }
-    if (input.rank() < 1 || labels.size() != input.shape[0]) {
+    if (first_input.rank() < 1 || labels.size() != first_input.shape[0]) {
       throw UsageError(a.labels + ": " + std::to_string(labels.size()) + " labels for " +
-                       input.describe() + " (one per row)");
+                       first_input.describe() + " (one per row)");
     }
   }
 
@@ -548,7 +643,7 @@ int cmd_run(const RunArgs& a) {
   nmsa::RuntimeOptions options;
   options.allow_sparse = !a.dense;
   nmsa::Runtime runtime(std::move(graph), *dev, options);
-  const auto outputs = runtime.run({{input_name, input}});
+  const auto outputs = runtime.run(inputs);
 
   std::printf("%-28s %-12s %-14s %10s  %s\n", "layer", "op", "placement", "cycles", "reason");
   for (const auto& layer : runtime.layers()) {
@@ -585,15 +680,24 @@ int cmd_run(const RunArgs& a) {
   }
   for (const auto& [name, tensor] : outputs) {
     std::printf("output %s: %s\n", name.c_str(), tensor.describe().c_str());
-    const std::size_t shown = std::min<std::size_t>(tensor.floats.size(), 10);
-    for (std::size_t i = 0; i < shown; ++i) std::printf("%s%.6g", i ? " " : "  ", tensor.floats[i]);
-    if (shown) std::printf("%s\n", tensor.floats.size() > shown ? " ..." : "");
-    if (!a.output.empty() && tensor.is_float()) {
-      nmsa::MatrixF y(1, static_cast<Eigen::Index>(tensor.floats.size()));
-      for (std::size_t i = 0; i < tensor.floats.size(); ++i) y(0, static_cast<Eigen::Index>(i)) = tensor.floats[i];
-      nmsa::write_npy(a.output, y);
+    const std::size_t shown = std::min<std::size_t>(tensor.size(), 10);
+    for (std::size_t i = 0; i < shown; ++i) {
+      if (tensor.is_float()) {
+        std::printf("%s%.6g", i ? " " : "  ", tensor.floats[i]);
+      } else {
+        std::printf("%s%lld", i ? " " : "  ", static_cast<long long>(tensor.ints[i]));
+      }
     }
+    if (shown) std::printf("%s\n", static_cast<std::size_t>(tensor.size()) > shown ? " ..." : "");
   }
+  std::vector<std::pair<std::string, std::string>> written;
+  for (const auto& [name, path] : files) {
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (!dir.empty()) std::filesystem::create_directories(dir);
+    written.push_back(npy_output(path, nmsa::npy_from_tensor(outputs.at(name))));
+  }
+  nmsa::write_files_atomically(written);
+  for (const auto& [name, path] : files) std::printf("wrote %s (output '%s')\n", path.c_str(), name.c_str());
   return 0;
 }
 

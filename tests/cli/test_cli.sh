@@ -100,7 +100,7 @@ expect run-labels      0 'top-1 accuracy: 1 / 1 = 1.0000' -- run "$softmax" --in
 expect run-labels-rows 2 'labels2x.npy: 2 labels for float\[1x3\]' -- run "$softmax" --input "$tmp/x13.npy" --labels "$tmp/labels2x.npy" --backend model
 expect run-corrupt     2 'bad.onnx'                            -- run "$tmp/bad.onnx" --input "$tmp/x13.npy"
 expect run-no-input    2 '--input is required'                 -- run "$softmax"
-expect run-int8-input  2 'must be float32 or float64'          -- run "$softmax" --input "$tmp/w.npy" --backend model
+expect run-int8-input  2 'the model takes float here, the file holds int8'          -- run "$softmax" --input "$tmp/w.npy" --backend model
 
 # The release gate on small report.json files: the three keys it reads and nothing else.
 report() {  # report FILE SPARSE_INT8_ACCURACY EFFECTIVE_SPEEDUP LATENCY_CYCLES_P99

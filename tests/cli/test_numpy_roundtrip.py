@@ -1,6 +1,10 @@
 #!/usr/bin/python3
 """Every .npy file the nmsa CLI writes, read back with NumPy: dtypes, shapes and contents.
 
+`nmsa run` on a model with several inputs and outputs of several ranks and dtypes (written here as
+ONNX protobuf bytes by hand, so no ONNX Python package is needed): every output with its real
+shape and dtype, and every wrong --input/--output an error that writes nothing.
+
 The compressed metadata is decoded here from docs/format.md alone (section 8.3's packing), and for
 2:4 it is compared with the metadata PyTorch computes, evaluated from PyTorch's Boolean functions
 in NumPy (no PyTorch needed): the same nibbles, and the same bytes as PyTorch's int32 meta words
@@ -34,6 +38,100 @@ def nmsa(*args):
     if run.returncode != 0:
         raise RuntimeError(f"nmsa {' '.join(map(str, args))}: exit {run.returncode}\n{run.stderr}")
     return run.stdout
+
+
+# --- a minimal ONNX writer: protobuf wire format, the ModelProto fields a graph needs ---------------
+
+def varint(n):
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def field(number, value):
+    """A protobuf field: an int as a varint, bytes/str length-delimited."""
+    if isinstance(value, int):
+        return varint(number << 3) + varint(value)
+    data = value.encode() if isinstance(value, str) else value
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+ONNX_FLOAT, ONNX_INT32 = 1, 6
+
+
+def value_info(name, elem_type, shape):
+    dims = b"".join(field(1, field(1, d)) for d in shape)           # Dimension.dim_value
+    tensor_type = field(1, elem_type) + field(2, dims)               # elem_type, shape
+    return field(1, name) + field(2, field(1, tensor_type))         # name, type.tensor_type
+
+
+def onnx_model(nodes, inputs, outputs):
+    graph = b"".join(field(1, field(1, a) + field(1, b) + field(2, out) + field(4, op))
+                     for op, a, b, out in nodes)
+    graph += field(2, "multi_io")
+    graph += b"".join(field(11, value_info(*v)) for v in inputs)
+    graph += b"".join(field(12, value_info(*v)) for v in outputs)
+    opset = field(1, "") + field(2, 13)
+    return field(1, 8) + field(7, graph) + field(8, opset)          # ir_version, graph, opset
+
+
+def nmsa_fails(args, message):
+    run = subprocess.run([NMSA, *map(str, args)], capture_output=True, text=True)
+    return run.returncode == 2 and message in run.stderr, f"exit {run.returncode}: {run.stderr}"
+
+
+def check_multi_io(tmp):
+    """Two float inputs of rank 3 and two int32 inputs; outputs float sum and product, int32 sum."""
+    model = tmp / "multi_io.onnx"
+    model.write_bytes(onnx_model(
+        [("Add", "x", "y", "sum"), ("Mul", "x", "y", "prod"), ("Add", "i", "j", "isum")],
+        [("x", ONNX_FLOAT, (2, 3, 4)), ("y", ONNX_FLOAT, (2, 3, 4)),
+         ("i", ONNX_INT32, (2, 2)), ("j", ONNX_INT32, (2, 2))],
+        [("sum", ONNX_FLOAT, (2, 3, 4)), ("prod", ONNX_FLOAT, (2, 3, 4)),
+         ("isum", ONNX_INT32, (2, 2))]))
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    y = rng.standard_normal((2, 3, 4))  # float64: read as float32
+    i = rng.integers(-1000, 1000, (2, 2)).astype(np.int32)
+    j = rng.integers(-1000, 1000, (2, 2)).astype(np.int32)
+    for name, value in {"x": x, "y": y, "i": i, "j": j}.items():
+        np.save(tmp / f"{name}.npy", value)
+    inputs = [f"--input={n}={tmp / n}.npy" for n in "xyij"]
+    out_dir = tmp / "outs"
+    nmsa("run", model, *inputs, "--output", out_dir, "--backend", "model")
+    want = {"sum": x + y.astype(np.float32), "prod": x * y.astype(np.float32), "isum": i + j}
+    for name, value in want.items():
+        got = np.load(out_dir / f"{name}.npy")
+        check(f"run: output {name}", got.dtype == value.dtype and got.shape == value.shape
+              and np.allclose(got, value, atol=1e-6), f"{got.dtype} {got.shape}")
+    nmsa("run", model, *inputs, "--output", f"isum={tmp / 'only.npy'}", "--backend", "model")
+    only = np.load(tmp / "only.npy")
+    check("run: NAME=FILE output", only.dtype == np.int32 and np.array_equal(only, i + j))
+
+    bad = tmp / "bad"
+    cases = [
+        ("unknown input", [f"--input=z={tmp / 'x.npy'}", *inputs], "the model has no input 'z'"),
+        ("repeated input", [*inputs, f"--input=x={tmp / 'x.npy'}"], "'x' is given twice"),
+        ("missing input", inputs[:3], "the model's input 'j' is not given"),
+        ("bare input", [f"--input={tmp / 'x.npy'}"], "names no input, and the model has 4"),
+        ("float for int", [*inputs[:2], f"--input=i={tmp / 'x.npy'}", inputs[3]],
+         "the model takes int32 here, the file holds float32"),
+        ("int for float", [f"--input=x={tmp / 'i.npy'}", *inputs[1:]],
+         "the model takes float here, the file holds int32"),
+        ("one file, three outputs", [*inputs, "--output", bad / "y.npy"],
+         "the model has 3 outputs"),
+        ("unknown output", [*inputs, "--output", f"q={bad / 'q.npy'}"],
+         "the model has no output 'q'"),
+        ("repeated output", [*inputs, "--output", f"sum={bad / 'a.npy'}", "--output",
+                             f"sum={bad / 'b.npy'}"], "'sum' is given twice"),
+    ]
+    for name, args, message in cases:
+        ok, detail = nmsa_fails(["run", model, *args, "--backend", "model"], message)
+        check(f"run error: {name}", ok, detail)
+    check("run errors write nothing", not bad.exists())
 
 
 def unpack_meta(packed, groups, n, m):
@@ -142,6 +240,8 @@ def main():
         y = np.load(tmp / "y.npy")
         check("run --output", y.dtype == np.float32 and y.shape == (1, 3)
               and np.allclose(y, np.exp(x) / np.exp(x).sum(), atol=1e-6), f"{y.dtype} {y}")
+
+        check_multi_io(tmp)
 
     print(f"{results['passed']} passed, {results['failed']} failed")
     return 0 if results["failed"] == 0 else 1

@@ -239,6 +239,79 @@ TEST(Npy, ReadsVersion2Float64FortranOrderAnd1D) {
   EXPECT_EQ(raw.dtype, NpyDtype::kFloat32);
 }
 
+// Tensors of any rank and the integer and bool dtypes ONNX models produce: byte for byte what
+// numpy.save writes, read back with their shapes; a 3-D Fortran-order file in C order; the
+// matrix readers refuse a 3-D array instead of flattening it.
+TEST(Npy, TensorsOfAnyRankAndEveryDtype) {
+  TempFiles temp;
+  NpyArray cube;
+  cube.dtype = NpyDtype::kInt64;
+  cube.shape = {2, 1, 2};
+  cube.bytes = {1, 0, 0, 0, 0, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                3, 0, 0, 0, 0, 0, 0, 0, 4,    0,    0,    0,    0,    0,    0,    0};
+  EXPECT_EQ(serialize_npy(cube),
+            numpy_file("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 1, 2), }", "2",
+                       cube.bytes));
+  // A scalar: shape (), and numpy leaves no room for a first axis to grow.
+  NpyArray scalar;
+  scalar.dtype = NpyDtype::kBool;
+  scalar.bytes = {1};
+  std::string header = "{'descr': '|b1', 'fortran_order': False, 'shape': (), }";
+  header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+  Bytes want = bytes_of(std::string("\x93NUMPY\x01\x00", 8));
+  want.push_back(static_cast<std::uint8_t>(header.size()));
+  want.push_back(0);
+  append(want, bytes_of(header));
+  want.push_back(1);
+  EXPECT_EQ(serialize_npy(scalar), want);
+
+  for (const auto& [dtype, descr] : std::vector<std::pair<NpyDtype, std::string>>{
+           {NpyDtype::kInt16, "<i2"}, {NpyDtype::kUint16, "<u2"}, {NpyDtype::kInt64, "<i8"},
+           {NpyDtype::kBool, "|b1"}}) {
+    EXPECT_EQ(npy_descr(dtype), descr);
+    NpyArray a;
+    a.dtype = dtype;
+    a.shape = {3, 1, 1, 2};
+    a.bytes.resize(6 * npy_item_size(dtype));
+    for (std::size_t i = 0; i < a.bytes.size(); ++i) a.bytes[i] = static_cast<std::uint8_t>(i % 2);
+    const std::string path = temp(descr.substr(1) + ".npy");
+    write_npy(path, a);
+    const NpyArray back = read_npy(path);
+    EXPECT_EQ(back.dtype, dtype) << descr;
+    EXPECT_EQ(back.shape, a.shape) << descr;
+    EXPECT_EQ(back.bytes, a.bytes) << descr;
+  }
+  const std::string ps = temp("scalar.npy");
+  write_npy(ps, scalar);
+  EXPECT_TRUE(read_npy(ps).shape.empty());
+  EXPECT_EQ(read_npy(ps).element_count(), 1);
+
+  // np.save of a C-order array's transpose: shape (2, 3, 2) stored column-major. Element
+  // (i, j, k) sits at i + 2*j + 6*k on disk; C order wants 6*i + 2*j + k.
+  Bytes disk(12);
+  Bytes c_order(12);
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 2; ++k) {
+        const auto value = static_cast<std::uint8_t>(100 * i + 10 * j + k);
+        disk[static_cast<std::size_t>(i + 2 * j + 6 * k)] = value;
+        c_order[static_cast<std::size_t>(6 * i + 2 * j + k)] = value;
+      }
+    }
+  }
+  const std::string pf = temp("fortran3d.npy");
+  write_file(pf, raw_file("{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3, 2), }", disk));
+  EXPECT_EQ(read_npy(pf).bytes, c_order);
+  try {
+    read_npy_matrix_u8(pf);
+    ADD_FAILURE() << "a 3-D array was read as a matrix";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("has 3 dimensions; a matrix (1-D or 2-D array) is expected"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Each malformed file throws std::runtime_error whose message names the file and the problem.
 TEST(Npy, MalformedFilesGiveClearErrors) {
   TempFiles temp;
@@ -276,11 +349,15 @@ TEST(Npy, MalformedFilesGiveClearErrors) {
       {"bad_shape",
        raw_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -2), }", data16),
        "tuple of non-negative integers"},
-      {"three_dims",
-       raw_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }", data16),
-       "only 1-D and 2-D"},
-      {"scalar", raw_file("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", data16),
-       "only 1-D and 2-D"},
+      {"too_many_dims",
+       raw_file("{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                    [] {
+                      std::string dims;
+                      for (int i = 0; i < 33; ++i) dims += "1, ";
+                      return dims;
+                    }() + "), }",
+                data16),
+       "at most 32 are supported"},
       {"truncated_data", Bytes(good.begin(), good.end() - 3), "truncated data"},
       {"size_mismatch",
        raw_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }", data16),

@@ -22,6 +22,8 @@ constexpr std::size_t kMagicLen = 6;
 constexpr std::size_t kArrayAlign = 64;
 // numpy pads the header so that the first axis can grow to this many digits in place.
 constexpr std::size_t kGrowthAxisMaxDigits = 21;
+// numpy 1.x's limit on an array's dimensions (NPY_MAXDIMS).
+constexpr std::size_t kMaxRank = 32;
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw std::runtime_error(name + ": " + what);
@@ -190,9 +192,9 @@ struct DtypeInfo {
 };
 
 constexpr DtypeInfo kDtypes[] = {
-    {NpyDtype::kInt8, "|i1", 1},    {NpyDtype::kUint8, "|u1", 1},
-    {NpyDtype::kInt32, "<i4", 4},   {NpyDtype::kFloat32, "<f4", 4},
-    {NpyDtype::kFloat64, "<f8", 8},
+    {NpyDtype::kInt8, "|i1", 1},    {NpyDtype::kUint8, "|u1", 1},   {NpyDtype::kInt16, "<i2", 2},
+    {NpyDtype::kUint16, "<u2", 2},  {NpyDtype::kInt32, "<i4", 4},   {NpyDtype::kInt64, "<i8", 8},
+    {NpyDtype::kFloat32, "<f4", 4}, {NpyDtype::kFloat64, "<f8", 8}, {NpyDtype::kBool, "|b1", 1},
 };
 
 NpyDtype parse_descr(const std::string& descr, const std::string& name) {
@@ -203,6 +205,7 @@ NpyDtype parse_descr(const std::string& descr, const std::string& name) {
   if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '>' || descr[0] == '=')) {
     if (descr.substr(1) == "i1") return NpyDtype::kInt8;
     if (descr.substr(1) == "u1") return NpyDtype::kUint8;
+    if (descr.substr(1) == "b1") return NpyDtype::kBool;
   }
   if (!descr.empty() && descr[0] == '>') {
     fail(name, "big-endian dtype " + quote(descr) +
@@ -210,7 +213,8 @@ NpyDtype parse_descr(const std::string& descr, const std::string& name) {
                    descr.substr(1) + "'))");
   }
   fail(name, "unsupported dtype " + quote(descr) +
-                 " (supported: |i1 int8, |u1 uint8, <i4 int32, <f4 float32, <f8 float64)");
+                 " (supported: |i1 int8, |u1 uint8, <i2 int16, <u2 uint16, <i4 int32, <i8 int64, "
+                 "<f4 float32, <f8 float64, |b1 bool)");
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -231,9 +235,14 @@ std::uint32_t read_le(const std::uint8_t* p, std::size_t bytes) {
 
 // Little-endian element bytes to values and back, independent of the host's byte order.
 template <typename T>
+using BitsOf = std::conditional_t<
+    sizeof(T) == 8, std::uint64_t,
+    std::conditional_t<sizeof(T) == 4, std::uint32_t,
+                       std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint8_t>>>;
+
+template <typename T>
 T load_le(const std::uint8_t* p) {
-  using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t,
-                                  std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint8_t>>;
+  using Bits = BitsOf<T>;
   Bits bits = 0;
   for (std::size_t i = 0; i < sizeof(T); ++i) bits |= static_cast<Bits>(Bits{p[i]} << (8 * i));
   T v;
@@ -243,10 +252,19 @@ T load_le(const std::uint8_t* p) {
 
 template <typename T>
 void store_le(T v, std::uint8_t* p) {
-  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint8_t>;
+  using Bits = BitsOf<T>;
   Bits bits;
   std::memcpy(&bits, &v, sizeof bits);
   for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(bits >> (8 * i));
+}
+
+// The matrix readers take 1-D and 2-D arrays only: a higher rank is an error, never a silent
+// flattening.
+void require_matrix(const NpyArray& a, const std::string& path) {
+  if (a.shape.empty() || a.shape.size() > 2) {
+    fail(path, "shape " + shape_text(a.shape) + " has " + std::to_string(a.shape.size()) +
+                   " dimensions; a matrix (1-D or 2-D array) is expected here");
+  }
 }
 
 template <typename T>
@@ -285,9 +303,13 @@ const char* npy_dtype_name(NpyDtype d) {
   switch (d) {
     case NpyDtype::kInt8: return "int8";
     case NpyDtype::kUint8: return "uint8";
+    case NpyDtype::kInt16: return "int16";
+    case NpyDtype::kUint16: return "uint16";
     case NpyDtype::kInt32: return "int32";
+    case NpyDtype::kInt64: return "int64";
     case NpyDtype::kFloat32: return "float32";
     case NpyDtype::kFloat64: return "float64";
+    case NpyDtype::kBool: return "bool";
   }
   return "?";
 }
@@ -368,9 +390,9 @@ NpyArray parse_npy(const std::vector<std::uint8_t>& file, const std::string& nam
   a.dtype = parse_descr(field("descr", HeaderValue::Kind::kString, "a string").text, name);
   const bool fortran = field("fortran_order", HeaderValue::Kind::kBool, "True or False").flag;
   a.shape = field("shape", HeaderValue::Kind::kTuple, "a tuple").tuple;
-  if (a.shape.empty() || a.shape.size() > 2) {
+  if (a.shape.size() > kMaxRank) {
     fail(name, "shape " + shape_text(a.shape) + " has " + std::to_string(a.shape.size()) +
-                   " dimensions; only 1-D and 2-D arrays are supported");
+                   " dimensions; at most " + std::to_string(kMaxRank) + " are supported");
   }
 
   const std::size_t item = npy_item_size(a.dtype);
@@ -395,13 +417,24 @@ NpyArray parse_npy(const std::vector<std::uint8_t>& file, const std::string& nam
 
   const std::uint8_t* data = file.data() + prefix + header_len;
   a.bytes.assign(data, data + expected);
-  if (fortran && a.shape.size() == 2) {
-    // Column-major on disk: element (r, c) at (c * rows + r). Store it row-major.
-    const auto rows = static_cast<std::size_t>(a.shape[0]);
-    const auto cols = static_cast<std::size_t>(a.shape[1]);
-    for (std::size_t r = 0; r < rows; ++r) {
-      for (std::size_t c = 0; c < cols; ++c) {
-        std::memcpy(a.bytes.data() + (r * cols + c) * item, data + (c * rows + r) * item, item);
+  if (fortran && a.shape.size() >= 2) {
+    // Column-major on disk: the first index varies fastest. Walk the elements in C order, keeping
+    // the index and its column-major offset in step, and store them row-major.
+    const std::size_t rank = a.shape.size();
+    std::vector<std::uint64_t> fortran_stride(rank, 1);
+    for (std::size_t k = 1; k < rank; ++k) {
+      fortran_stride[k] = fortran_stride[k - 1] * static_cast<std::uint64_t>(a.shape[k - 1]);
+    }
+    std::vector<std::int64_t> index(rank, 0);
+    std::uint64_t offset = 0;
+    const auto count = static_cast<std::uint64_t>(a.element_count());
+    for (std::uint64_t c_pos = 0; c_pos < count; ++c_pos) {
+      std::memcpy(a.bytes.data() + c_pos * item, data + offset * item, item);
+      for (std::size_t k = rank; k-- > 0;) {  // next C-order index: the last one fastest
+        offset += fortran_stride[k];
+        if (++index[k] < a.shape[k]) break;
+        offset -= fortran_stride[k] * static_cast<std::uint64_t>(a.shape[k]);
+        index[k] = 0;
       }
     }
   }
@@ -409,9 +442,10 @@ NpyArray parse_npy(const std::vector<std::uint8_t>& file, const std::string& nam
 }
 
 std::vector<std::uint8_t> serialize_npy(const NpyArray& array) {
-  if (array.shape.empty() || array.shape.size() > 2) {
-    throw std::invalid_argument("npy: only 1-D and 2-D arrays can be written, shape has " +
-                                std::to_string(array.shape.size()) + " dimensions");
+  if (array.shape.size() > kMaxRank) {
+    throw std::invalid_argument("npy: at most " + std::to_string(kMaxRank) +
+                                " dimensions can be written, shape has " +
+                                std::to_string(array.shape.size()));
   }
   std::uint64_t count = 1;
   for (std::int64_t d : array.shape) {
@@ -426,11 +460,14 @@ std::vector<std::uint8_t> serialize_npy(const NpyArray& array) {
                                 std::to_string(count * npy_item_size(array.dtype)) +
                                 " bytes, the array has " + std::to_string(array.bytes.size()));
   }
-  // numpy's _write_array_header: the dict with sorted keys, room for the first axis to grow,
-  // then spaces and '\n' up to a multiple of 64 bytes (a full 64 when already aligned).
+  // numpy's _write_array_header: the dict with sorted keys, room for the first axis to grow (none
+  // for a scalar), then spaces and '\n' up to a multiple of 64 bytes (a full 64 when already
+  // aligned).
   std::string header = std::string("{'descr': '") + npy_descr(array.dtype) +
                        "', 'fortran_order': False, 'shape': " + shape_text(array.shape) + ", }";
-  header.append(kGrowthAxisMaxDigits - std::to_string(array.shape[0]).size(), ' ');
+  if (!array.shape.empty()) {
+    header.append(kGrowthAxisMaxDigits - std::to_string(array.shape[0]).size(), ' ');
+  }
   const std::size_t unpadded = kMagicLen + 2 + 2 + header.size() + 1;
   header.append(kArrayAlign - unpadded % kArrayAlign, ' ');
   header += '\n';
@@ -467,6 +504,7 @@ void write_npy(const std::string& path, const NpyArray& array) {
 
 MatrixF read_npy_matrix_f(const std::string& path) {
   const NpyArray a = read_npy(path);
+  require_matrix(a, path);
   if (a.dtype == NpyDtype::kFloat32) return to_matrix<float>(a);
   if (a.dtype == NpyDtype::kFloat64) return to_matrix<double>(a).cast<float>();
   fail(path, std::string("expected a float32 or float64 array, the file holds ") +
@@ -475,18 +513,21 @@ MatrixF read_npy_matrix_f(const std::string& path) {
 
 MatrixI8 read_npy_matrix_i8(const std::string& path) {
   const NpyArray a = read_npy(path);
+  require_matrix(a, path);
   require_dtype(a, NpyDtype::kInt8, path);
   return to_matrix<std::int8_t>(a);
 }
 
 MatrixI32 read_npy_matrix_i32(const std::string& path) {
   const NpyArray a = read_npy(path);
+  require_matrix(a, path);
   require_dtype(a, NpyDtype::kInt32, path);
   return to_matrix<std::int32_t>(a);
 }
 
 Matrix<std::uint8_t> read_npy_matrix_u8(const std::string& path) {
   const NpyArray a = read_npy(path);
+  require_matrix(a, path);
   require_dtype(a, NpyDtype::kUint8, path);
   return to_matrix<std::uint8_t>(a);
 }

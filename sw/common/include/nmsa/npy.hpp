@@ -5,10 +5,12 @@
 // without Python.
 //
 // Read: format versions 1.0, 2.0 and 3.0 (3.0 differs from 2.0 only in allowing UTF-8 in the
-// header, which none of the supported dtypes needs); dtypes int8 (|i1), uint8 (|u1), int32 (<i4),
-// float32 (<f4) and float64 (<f8); 1-D and 2-D arrays. fortran_order True is accepted and the
-// data are transposed into C order on reading, so NpyArray::bytes is always C order (numpy writes
-// Fortran order for the transpose of a C array, e.g. np.save("w.npy", w.T)).
+// header, which none of the supported dtypes needs); dtypes int8 (|i1), uint8 (|u1), int16 (<i2),
+// uint16 (<u2), int32 (<i4), int64 (<i8), float32 (<f4), float64 (<f8) and bool (|b1); any rank
+// up to 32, a scalar (shape ()) included. fortran_order True is accepted and the data are
+// reordered into C order on reading, so NpyArray::bytes is always C order (numpy writes Fortran
+// order for the transpose of a C array, e.g. np.save("w.npy", w.T)). The matrix readers below
+// take 1-D and 2-D arrays only.
 // Written: format 1.0, C order, byte for byte what numpy.save writes for the same array (checked
 // against numpy 2.4; recent numpy pads the header with room for the first axis to grow in place,
 // and so does this writer).
@@ -26,14 +28,14 @@
 
 namespace nmsa {
 
-enum class NpyDtype { kInt8, kUint8, kInt32, kFloat32, kFloat64 };
+enum class NpyDtype { kInt8, kUint8, kInt16, kUint16, kInt32, kInt64, kFloat32, kFloat64, kBool };
 
-// The descr numpy writes for the dtype ("|i1", "|u1", "<i4", "<f4", "<f8") and its size in bytes.
+// The descr numpy writes for the dtype ("|i1", "<i4", "<f4", "|b1", ...) and its size in bytes.
 const char* npy_descr(NpyDtype dtype);
 const char* npy_dtype_name(NpyDtype dtype);  // numpy's name: "int8", "uint8", "int32", ...
 std::size_t npy_item_size(NpyDtype dtype);
 
-// An array as stored in a .npy file: the dtype, the shape (one or two dimensions) and the raw
+// An array as stored in a .npy file: the dtype, the shape (empty for a scalar) and the raw
 // little-endian element bytes in C (row-major) order.
 struct NpyArray {
   NpyDtype dtype = NpyDtype::kFloat32;
@@ -49,7 +51,7 @@ struct NpyArray {
 // Decodes the bytes of a whole .npy file; `name` (usually the path) prefixes every error message.
 NpyArray parse_npy(const std::vector<std::uint8_t>& file, const std::string& name);
 
-// Encodes as format 1.0. Throws std::invalid_argument unless the shape has one or two
+// Encodes as format 1.0. Throws std::invalid_argument unless the shape has at most 32
 // non-negative dimensions whose product matches the number of bytes.
 std::vector<std::uint8_t> serialize_npy(const NpyArray& array);
 
