@@ -646,10 +646,13 @@ int cmd_run(const RunArgs& a) {
   const auto outputs = runtime.run(inputs);
 
   std::printf("%-28s %-12s %-14s %10s  %s\n", "layer", "op", "placement", "cycles", "reason");
+  // Every node, in graph order: fused nodes name the layer they run in, folded constants say so.
   for (const auto& layer : runtime.layers()) {
-    if (!layer.fused_into.empty()) continue;
+    const std::string placement = !layer.fused_into.empty() ? "fused"
+                                  : layer.folded            ? "folded"
+                                                 : std::string(nmsa::to_string(layer.placement));
     std::printf("%-28s %-12s %-14s %10llu  %s\n", layer.name.substr(0, 28).c_str(),
-                layer.op_type.c_str(), std::string(nmsa::to_string(layer.placement)).c_str(),
+                layer.op_type.c_str(), placement.c_str(),
                 static_cast<unsigned long long>(layer.device.cycles), layer.reason.c_str());
   }
   const nmsa::PlacementCounts counts = runtime.counts();

@@ -73,7 +73,8 @@ const std::vector<std::string>& claimed_patterns() {
       "test_gemm_*",   "test_matmul_*",      "test_relu",
       "test_add*",     "test_flatten*",      "test_reshape*",
       "test_softmax*", "test_matmulinteger", "test_qlinearmatmul_*",
-      "test_quantizelinear*", "test_dequantizelinear*"};
+      "test_quantizelinear*", "test_dequantizelinear*", "test_transpose_*",
+      "test_unsqueeze_*",     "test_squeeze*"};
   return p;
 }
 
@@ -418,6 +419,13 @@ class ModelBuilder {
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
+  }
+  static void attr_ints(onnx::NodeProto* n, const std::string& name,
+                        const std::vector<std::int64_t>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (const std::int64_t x : v) a->add_ints(x);
   }
   std::string bytes() const { return model_.SerializeAsString(); }
   Graph graph(const std::string& source = "test model") const {
@@ -833,6 +841,108 @@ TEST(Runtime, ConstantNodeWeightsAndFrozenInputsAreConstants) {
   const Tensor y =
       rt.run({{"x", Tensor::make_float({2, 4}, {127, -64, 3, 5, 1, 2, -127, 0})}}).at("y");
   EXPECT_EQ(y.floats, (std::vector<float>{254, -128, 2, 4}));
+}
+
+// A Linear without bias as older PyTorch exports write it: MatMul(x, Transpose(W)) with W the
+// [N x K] initializer. The Transpose is folded when the model loads, so the MatMul's weight is a
+// constant and runs on the device; a Cast -> Reshape -> Identity chain of constants folds too.
+TEST(Runtime, ConstantSubgraphsAreFoldedBeforePlacement) {
+  const std::uint64_t seed = test_seed(12);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::int64_t m = 3, k = 16, n = 5;
+  const Tensor w_kn = sparse_weight_kn(k, n, rng);
+  Tensor w_nk = Tensor::zeros(ElementType::FLOAT, {n, k});
+  for (std::int64_t i = 0; i < k; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      w_nk.floats[static_cast<std::size_t>(j * k + i)] = at(w_kn, i * n + j);
+    }
+  }
+  // The second layer's weight [n x 2] arrives as int32 values in a flat [2n] initializer.
+  std::vector<std::int64_t> w2_values;
+  for (std::int64_t i = 0; i < 2 * n; ++i) w2_values.push_back(i % 3 == 0 ? 2 : 0);
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {m, k}).output("y");
+  b.constant("w", w_nk);
+  b.constant("w2_flat", Tensor::make_int(ElementType::INT32, {2 * n}, w2_values));
+  b.constant("w2_shape", Tensor::make_int(ElementType::INT64, {2}, {n, 2}));
+  ModelBuilder::attr_ints(b.node("Transpose", {"w"}, {"wt"}, "transpose_w"), "perm", {1, 0});
+  ModelBuilder::attr_int(b.node("Cast", {"w2_flat"}, {"w2_f"}, "cast_w2"), "to", 1);
+  b.node("Reshape", {"w2_f", "w2_shape"}, {"w2_r"}, "reshape_w2");
+  b.node("Identity", {"w2_r"}, {"w2"}, "identity_w2");
+  b.node("MatMul", {"x", "wt"}, {"h"}, "fc1");
+  b.node("MatMul", {"h", "w2"}, {"y"}, "fc2");
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  Runtime rt(b.graph(), *dev);
+  EXPECT_EQ(rt.layer("fc1").placement, Placement::DEVICE_SPARSE) << rt.describe();
+  EXPECT_NE(rt.layer("fc2").placement, Placement::HOST) << rt.describe();
+  for (const char* name : {"transpose_w", "cast_w2", "reshape_w2", "identity_w2"}) {
+    EXPECT_TRUE(rt.layer(name).folded) << name << "\n" << rt.describe();
+    EXPECT_NE(rt.layer(name).reason.find("folded when the model is loaded"), std::string::npos);
+  }
+  EXPECT_NE(rt.layer("transpose_w").reason.find("Transpose of 'w'"), std::string::npos)
+      << rt.layer("transpose_w").reason;
+  const PlacementCounts c = rt.counts();
+  EXPECT_EQ(c.folded, 4u);
+  EXPECT_EQ(c.host, 0u) << rt.describe();
+  EXPECT_EQ(c.fallbacks(), 0u) << rt.describe();
+
+  const Tensor x = random_float({m, k}, rng);
+  const Tensor y = rt.run({{"x", x}}).at("y");
+  ASSERT_EQ(y.shape, (std::vector<std::int64_t>{m, 2}));
+  const std::vector<float> h = float_matmul(x, w_kn);
+  const std::vector<double> bound = quantized_error_bound(x, w_kn, 1.0, nullptr, 0.0);
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < 2; ++j) {
+      double want = 0, tol = 0;
+      for (std::int64_t r = 0; r < n; ++r) {
+        const double w2 = static_cast<double>(w2_values[static_cast<std::size_t>(r * 2 + j)]);
+        want += h[static_cast<std::size_t>(i * n + r)] * w2;
+        tol += bound[static_cast<std::size_t>(i * n + r)] * w2;
+      }
+      // fc2 quantizes h too: allow its own rounding, a fraction of the largest |h| per term.
+      double h_max = 0;
+      for (std::int64_t r = 0; r < n; ++r) {
+        h_max = std::max(h_max, std::abs(double{h[static_cast<std::size_t>(i * n + r)]}));
+      }
+      tol += 4.0 * n * h_max / 127.0;
+      EXPECT_NEAR(y.floats[static_cast<std::size_t>(i * 2 + j)], want, tol) << i << "," << j;
+    }
+  }
+}
+
+// Transpose, Cast, Unsqueeze and Squeeze on runtime values run on the host, exactly.
+TEST(Runtime, LayoutAndCastKernelsOnTheHost) {
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3, 1}).output("t").output("c").output("u");
+  b.constant("axes", Tensor::make_int(ElementType::INT64, {1}, {0}));
+  ModelBuilder::attr_ints(b.node("Transpose", {"x"}, {"t"}, "transpose"), "perm", {2, 0, 1});
+  ModelBuilder::attr_int(b.node("Cast", {"x"}, {"c"}, "cast"), "to", 3);  // int8
+  b.node("Squeeze", {"x"}, {"s"}, "squeeze");                             // every axis of size 1
+  b.node("Unsqueeze", {"s", "axes"}, {"u"}, "unsqueeze");
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  Runtime rt(b.graph(), *dev);
+  EXPECT_EQ(rt.layer("transpose").fallback, Fallback::HOST_UNSUPPORTED_OP);
+  EXPECT_EQ(rt.layer("cast").fallback, Fallback::HOST_UNSUPPORTED_OP);
+  EXPECT_EQ(rt.layer("squeeze").fallback, Fallback::NONE);
+  EXPECT_FALSE(rt.layer("squeeze").folded);
+  const auto out =
+      rt.run({{"x", Tensor::make_float({2, 3, 1}, {1.9f, -2.9f, 3, 200.5f, 5, -6})}});
+  EXPECT_EQ(out.at("t").shape, (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(out.at("t").floats, (std::vector<float>{1.9f, -2.9f, 3, 200.5f, 5, -6}));
+  EXPECT_EQ(out.at("c").type, ElementType::INT8);
+  // Truncated toward zero; 200 wraps to -56 as a two's-complement cast does.
+  EXPECT_EQ(out.at("c").ints, (std::vector<std::int64_t>{1, -2, 3, -56, 5, -6}));
+  EXPECT_EQ(out.at("u").shape, (std::vector<std::int64_t>{1, 2, 3}));
+
+  ModelBuilder bad;
+  bad.input("x", onnx::TensorProto::FLOAT, {2, 3}).output("t");
+  ModelBuilder::attr_ints(bad.node("Transpose", {"x"}, {"t"}, "tr"), "perm", {0, 0});
+  Runtime rt_bad(bad.graph(), *dev);
+  std::mt19937_64 rng(1);
+  const Tensor x = random_float({2, 3}, rng);
+  const std::string e = error_of([&] { rt_bad.run({{"x", x}}); });
+  EXPECT_NE(e.find("perm [0x0] is not a permutation"), std::string::npos) << e;
 }
 
 TEST(Runtime, SoftmaxBeforeOpset13NormalizesTheFlattenedTrailingDimensions) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -312,6 +313,140 @@ Tensor reshape(const Node& node, const Tensor& t, const Tensor& shape_tensor) {
   return out;
 }
 
+// Transpose: `perm` (default: the axes reversed) must be a permutation of the axes.
+Tensor transpose(const Node& node, const Tensor& t) {
+  const std::size_t rank = t.shape.size();
+  Shape perm = node.attr_ints("perm");
+  if (perm.empty()) {
+    for (std::size_t d = rank; d-- > 0;) perm.push_back(static_cast<std::int64_t>(d));
+  }
+  std::vector<bool> seen(rank, false);
+  for (const std::int64_t p : perm) {
+    if (perm.size() != rank || p < 0 || p >= static_cast<std::int64_t>(rank) ||
+        seen[static_cast<std::size_t>(p)]) {
+      node_error(node, "perm " + shape_str(perm) + " is not a permutation of the " +
+                           std::to_string(rank) + " axes of " + t.describe());
+    }
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  Shape in_stride(rank, 1);
+  for (std::size_t d = rank; d-- > 1;) in_stride[d - 1] = in_stride[d] * t.shape[d];
+  Shape out_shape(rank);
+  Shape stride(rank);  // input stride of each output axis
+  for (std::size_t d = 0; d < rank; ++d) {
+    out_shape[d] = t.shape[static_cast<std::size_t>(perm[d])];
+    stride[d] = in_stride[static_cast<std::size_t>(perm[d])];
+  }
+  Tensor out = Tensor::zeros(t.type, out_shape);
+  Shape idx(rank, 0);
+  std::int64_t in = 0;
+  for (std::int64_t o = 0; o < out.size(); ++o) {
+    const auto uo = static_cast<std::size_t>(o), ui = static_cast<std::size_t>(in);
+    if (t.is_float()) {
+      out.floats[uo] = t.floats[ui];
+    } else {
+      out.ints[uo] = t.ints[ui];
+    }
+    for (std::size_t d = rank; d-- > 0;) {  // next output index, the last axis fastest
+      in += stride[d];
+      if (++idx[d] < out_shape[d]) break;
+      in -= stride[d] * out_shape[d];
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+// Cast to the element types the runtime has. Float to integer truncates toward zero and wraps as
+// a two's-complement cast does (ONNX leaves out-of-range values undefined); to bool: nonzero.
+Tensor cast(const Node& node, const Tensor& t) {
+  const std::int64_t to = node.attr_int("to", 0);
+  static const std::map<std::int64_t, ElementType> types{
+      {1, ElementType::FLOAT}, {2, ElementType::UINT8},  {3, ElementType::INT8},
+      {4, ElementType::UINT16}, {5, ElementType::INT16}, {6, ElementType::INT32},
+      {7, ElementType::INT64}, {9, ElementType::BOOL}};
+  const auto it = types.find(to);
+  if (it == types.end()) {
+    node_error(node, "cast to ONNX element type " + std::to_string(to) +
+                         " is not supported (float, uint8, int8, uint16, int16, int32, int64, "
+                         "bool)");
+  }
+  const ElementType target = it->second;
+  Tensor out = Tensor::zeros(target, t.shape);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(t.size()); ++i) {
+    if (target == ElementType::FLOAT) {
+      out.floats[i] = t.is_float() ? t.floats[i] : static_cast<float>(t.ints[i]);
+      continue;
+    }
+    std::int64_t v = 0;
+    if (t.is_float()) {
+      const float f = t.floats[i];
+      if (!std::isfinite(f)) {
+        node_error(node, "cannot cast " + std::to_string(f) + " to " +
+                             std::string(to_string(target)));
+      }
+      const double limit = 9.2e18;  // inside int64: the truncation below is defined
+      v = target == ElementType::BOOL ? (f != 0.0f)
+                                      : static_cast<std::int64_t>(std::clamp<double>(f, -limit, limit));
+    } else {
+      v = target == ElementType::BOOL ? (t.ints[i] != 0) : t.ints[i];
+    }
+    out.ints[i] = wrap_to(target, v);
+  }
+  return out;
+}
+
+// The axes of Unsqueeze and Squeeze: the int64 input 1 (opset 13 on) or the `axes` attribute.
+Shape axes_of(const Node& node, const Values& v) {
+  if (const Tensor* t = v.optional(node, 1)) {
+    if (t->type != ElementType::INT64 || t->rank() != 1) {
+      node_error(node, "axes must be a 1-D int64 tensor, got " + t->describe());
+    }
+    return t->ints;
+  }
+  return node.attr_ints("axes");
+}
+
+Tensor unsqueeze(const Node& node, const Tensor& t, const Shape& axes) {
+  const auto rank = static_cast<std::int64_t>(t.rank() + axes.size());
+  std::vector<bool> inserted(static_cast<std::size_t>(rank), false);
+  for (const std::int64_t a : axes) {
+    const std::int64_t axis = normalize_axis(node, a, rank, false);
+    if (inserted[static_cast<std::size_t>(axis)]) {
+      node_error(node, "axes " + shape_str(axes) + " name an axis twice");
+    }
+    inserted[static_cast<std::size_t>(axis)] = true;
+  }
+  Tensor out = t;
+  out.shape.clear();
+  std::size_t next = 0;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    out.shape.push_back(inserted[static_cast<std::size_t>(d)] ? 1 : t.shape[next++]);
+  }
+  return out;
+}
+
+Tensor squeeze(const Node& node, const Tensor& t, const Shape& axes) {
+  const auto rank = static_cast<std::int64_t>(t.rank());
+  std::vector<bool> removed(static_cast<std::size_t>(rank), axes.empty());
+  for (std::int64_t d = 0; d < rank && axes.empty(); ++d) {
+    removed[static_cast<std::size_t>(d)] = t.shape[static_cast<std::size_t>(d)] == 1;
+  }
+  for (const std::int64_t a : axes) {
+    const std::int64_t axis = normalize_axis(node, a, rank, false);
+    if (t.shape[static_cast<std::size_t>(axis)] != 1) {
+      node_error(node, "axis " + std::to_string(a) + " of " + t.describe() + " is not 1");
+    }
+    removed[static_cast<std::size_t>(axis)] = true;
+  }
+  Tensor out = t;
+  out.shape.clear();
+  for (std::int64_t d = 0; d < rank; ++d) {
+    if (!removed[static_cast<std::size_t>(d)]) out.shape.push_back(t.shape[static_cast<std::size_t>(d)]);
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor constant_value(const Node& node) {
@@ -349,6 +484,10 @@ Tensor run_host(const Node& n, const Values& v, std::int64_t opset) {
   if (op == "Identity") return v.get(n, 0);
   if (op == "Flatten") return flatten(n, v.get(n, 0));
   if (op == "Reshape") return reshape(n, v.get(n, 0), v.get(n, 1));
+  if (op == "Transpose") return transpose(n, v.get(n, 0));
+  if (op == "Cast") return cast(n, v.get(n, 0));
+  if (op == "Unsqueeze") return unsqueeze(n, v.get(n, 0), axes_of(n, v));
+  if (op == "Squeeze") return squeeze(n, v.get(n, 0), axes_of(n, v));
   if (op == "Constant") return constant_value(n);
   if (op == "ReduceMax" || op == "ReduceSum") {
     Shape axes = n.attr_ints("axes");

@@ -93,6 +93,8 @@ std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& 
     switch (plan_->role[i]) {
       case NodeRole::FUSED:
         break;  // computed by its GEMM layer
+      case NodeRole::FOLDED:
+        break;  // an initializer since the model was loaded
       case NodeRole::DEVICE_GEMM: {
         const DeviceGemm& g = plan_->gemms.at(i);
         LayerReport& rep = layers_[i];

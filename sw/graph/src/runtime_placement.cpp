@@ -23,6 +23,7 @@
 #include "nmsa/sparse_format.hpp"
 #include "qdq_pattern.hpp"
 #include "runtime_plan.hpp"
+#include "runtime_values.hpp"
 
 namespace nmsa {
 
@@ -61,15 +62,24 @@ std::string_view to_string(Fallback f) {
 namespace {
 
 const std::set<std::string>& shape_ops() {
-  static const std::set<std::string> ops{"Flatten", "Reshape", "Identity", "Constant"};
+  static const std::set<std::string> ops{"Flatten", "Reshape", "Identity", "Constant",
+                                         "Unsqueeze", "Squeeze"};
+  return ops;
+}
+
+// Operators folded into a constant when all their inputs are constants.
+const std::set<std::string>& foldable_ops() {
+  static const std::set<std::string> ops{"Identity",  "Reshape", "Flatten", "Transpose",
+                                         "Cast",      "Unsqueeze", "Squeeze"};
   return ops;
 }
 
 // Operators the host runtime implements that the device has no layer for.
 const std::set<std::string>& host_only_ops() {
-  static const std::set<std::string> ops{"Softmax",   "Exp",           "Sub",
-                                         "Mul",       "Div",           "ReduceMax",
-                                         "ReduceSum", "QuantizeLinear", "DequantizeLinear"};
+  static const std::set<std::string> ops{"Softmax",   "Exp",            "Sub",
+                                         "Mul",       "Div",            "ReduceMax",
+                                         "ReduceSum", "QuantizeLinear", "DequantizeLinear",
+                                         "Transpose", "Cast"};
   return ops;
 }
 
@@ -183,17 +193,39 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
     }
   }
 
-  // Constants are folded now so that a Constant node's output counts as a constant weight.
+  // Constants are folded now, in graph order so that chains fold too: a Constant node, and a
+  // layout or type operator whose inputs are all constants (a Transpose, Reshape, Cast,
+  // Unsqueeze or Identity of an initializer, as exporters write for a Linear's weight). Their
+  // outputs become initializers, so that a weight behind them counts as a constant weight.
+  std::map<std::size_t, std::string> folded;  // node -> what was folded
   for (const std::size_t i : order_) {
     const Node& n = graph_.nodes[i];
-    if (n.op_type == "Constant" && is_default_domain(n) && !n.outputs.empty() &&
-        !n.outputs[0].empty()) {
+    if (!is_default_domain(n) || n.outputs.empty() || n.outputs[0].empty()) continue;
+    if (n.op_type == "Constant") {
       try {
         graph_.initializers[n.outputs[0]] = constant_value(n);
       } catch (const std::runtime_error& e) {
         fail(e.what());
       }
+      folded[i] = "constant, folded when the model is loaded";
+      continue;
     }
+    if (foldable_ops().count(n.op_type) == 0) continue;
+    std::string inputs;
+    bool all_constant = !n.inputs.empty() && !n.input(0).empty();
+    for (const std::string& in : n.inputs) {
+      if (in.empty()) continue;
+      all_constant = all_constant && graph_.is_constant(in);
+      inputs += (inputs.empty() ? "'" : ", '") + in + "'";
+    }
+    if (!all_constant) continue;
+    try {
+      const Values none(graph_, {});
+      graph_.initializers[n.outputs[0]] = run_host(n, none, graph_.opset);
+    } catch (const std::runtime_error& e) {
+      fail(e.what());
+    }
+    folded[i] = "constant: " + n.op_type + " of " + inputs + ", folded when the model is loaded";
   }
 
   // Consumers of every value, and the graph outputs (which cannot be fused away).
@@ -273,11 +305,17 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
            "'): operator not supported: the device has no such layer and the host runtime no "
            "kernel for it");
     }
+    if (const auto f = folded.find(i); f != folded.end()) {
+      plan_->role[i] = NodeRole::FOLDED;
+      rep.placement = Placement::HOST;
+      rep.folded = true;
+      rep.reason = f->second;
+      continue;
+    }
     if (shape_ops().count(op) != 0) {
       plan_->role[i] = NodeRole::SHAPE;
       rep.placement = Placement::HOST;
-      rep.reason = op == "Constant" ? "constant, folded when the model is loaded"
-                                    : "shape op: reinterprets the row-major buffer, no data moves";
+      rep.reason = "shape op: reinterprets the row-major buffer, no data moves";
       continue;
     }
     if (host_only_ops().count(op) != 0) {
@@ -462,6 +500,10 @@ PlacementCounts Runtime::counts() const {
       ++c.fused;
       continue;
     }
+    if (plan_->role[i] == NodeRole::FOLDED) {
+      ++c.folded;
+      continue;
+    }
     switch (l.placement) {
       case Placement::DEVICE_SPARSE:
         ++c.device_sparse;
@@ -506,7 +548,8 @@ std::string Runtime::describe() const {
   }
   const PlacementCounts c = counts();
   s << "layers: " << c.device_sparse << " device sparse, " << c.device_dense << " device dense, "
-    << c.host << " host (" << c.shape_ops << " shape ops), " << c.fused << " nodes fused\n"
+    << c.host << " host (" << c.shape_ops << " shape ops), " << c.fused << " nodes fused, "
+    << c.folded << " constants folded\n"
     << "fallbacks: " << c.fallbacks() << " (dense weight " << c.dense_fallbacks
     << ", host unsupported op " << c.host_unsupported_op << ", host unsupported case "
     << c.host_unsupported_case << ", host unfused " << c.host_unfused << ")\n";

@@ -15,7 +15,8 @@ namespace nmsa {
 
 namespace graph_detail {
 
-enum class NodeRole { DEVICE_GEMM, FUSED, SHAPE, HOST };
+// FOLDED: a constant computed when the model is loaded (its value is an initializer), not run.
+enum class NodeRole { DEVICE_GEMM, FUSED, SHAPE, HOST, FOLDED };
 
 }  // namespace graph_detail
 

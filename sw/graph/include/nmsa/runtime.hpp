@@ -117,6 +117,7 @@ struct LayerReport {
   Placement placement = Placement::HOST;
   Fallback fallback = Fallback::NONE;
   std::string reason;
+  bool folded = false;                   // a constant computed when the model is loaded
   std::string fused_into;                // the layer this node runs in, if it was fused
   std::vector<std::string> fused_nodes;  // nodes fused into this layer
   DeviceStats device;
@@ -125,8 +126,9 @@ struct LayerReport {
 struct PlacementCounts {
   std::size_t device_sparse = 0;  // layers (fused nodes not counted)
   std::size_t device_dense = 0;
-  std::size_t host = 0;   // host layers: fallbacks and shape ops
+  std::size_t host = 0;   // host layers: fallbacks and shape ops (not folded constants)
   std::size_t fused = 0;  // nodes that run inside another layer
+  std::size_t folded = 0;  // constants computed when the model is loaded: they never run
   std::size_t shape_ops = 0;
   std::size_t dense_fallbacks = 0;
   std::size_t host_unsupported_op = 0;
