@@ -645,7 +645,17 @@ int cmd_run(const RunArgs& a) {
   nmsa::Runtime runtime(std::move(graph), *dev, options);
   const auto outputs = runtime.run(inputs);
 
-  std::printf("%-28s %-12s %-14s %10s  %s\n", "layer", "op", "placement", "cycles", "reason");
+  // The functional model has no clock: its cycles are the cycle model's predictions.
+  const bool predicted = runtime.layers().end() !=
+                         std::find_if(runtime.layers().begin(), runtime.layers().end(),
+                                      [](const nmsa::LayerReport& l) {
+                                        return l.device.predicted_cycles != 0;
+                                      });
+  const auto layer_cycles = [&](const nmsa::LayerReport& l) {
+    return predicted ? l.device.predicted_cycles : l.device.cycles;
+  };
+  std::printf("%-28s %-12s %-14s %10s  %s\n", "layer", "op", "placement",
+              predicted ? "pred. cyc." : "cycles", "reason");
   // Every node, in graph order: fused nodes name the layer they run in, folded constants say so.
   for (const auto& layer : runtime.layers()) {
     const std::string placement = !layer.fused_into.empty() ? "fused"
@@ -653,7 +663,7 @@ int cmd_run(const RunArgs& a) {
                                                  : std::string(nmsa::to_string(layer.placement));
     std::printf("%-28s %-12s %-14s %10llu  %s\n", layer.name.substr(0, 28).c_str(),
                 layer.op_type.c_str(), placement.c_str(),
-                static_cast<unsigned long long>(layer.device.cycles), layer.reason.c_str());
+                static_cast<unsigned long long>(layer_cycles(layer)), layer.reason.c_str());
   }
   const nmsa::PlacementCounts counts = runtime.counts();
   std::printf("\nlayers: %zu sparse, %zu dense on the device, %zu on the host; fallbacks: %zu "
@@ -661,8 +671,9 @@ int cmd_run(const RunArgs& a) {
               counts.device_sparse, counts.device_dense, counts.host, counts.dense_fallbacks,
               counts.host_fallbacks());
   std::uint64_t device_cycles = 0;
-  for (const auto& layer : runtime.layers()) device_cycles += layer.device.cycles;
-  std::printf("device cycles: %llu\n", static_cast<unsigned long long>(device_cycles));
+  for (const auto& layer : runtime.layers()) device_cycles += layer_cycles(layer);
+  std::printf("device cycles%s: %llu\n", predicted ? " (predicted by the cycle model)" : "",
+              static_cast<unsigned long long>(device_cycles));
   if (!a.labels.empty()) {
     const nmsa::Tensor& y = outputs.at(runtime.graph().outputs.at(0).name);
     const std::int64_t rows = labels.size();

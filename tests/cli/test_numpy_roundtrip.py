@@ -68,9 +68,26 @@ def value_info(name, elem_type, shape):
     return field(1, name) + field(2, field(1, tensor_type))         # name, type.tensor_type
 
 
-def onnx_model(nodes, inputs, outputs):
-    graph = b"".join(field(1, field(1, a) + field(1, b) + field(2, out) + field(4, op))
-                     for op, a, b, out in nodes)
+def initializer(name, array):
+    """A float32 TensorProto: dims, data_type, name, raw_data."""
+    dims = b"".join(field(1, d) for d in array.shape)
+    return dims + field(2, ONNX_FLOAT) + field(8, name) + field(9, array.astype("<f4").tobytes())
+
+
+def node(op, inputs, output, perm=None):
+    proto = b"".join(field(1, i) for i in inputs) + field(2, output) + field(4, op)
+    if perm is not None:  # AttributeProto: name, ints, type INTS (7)
+        proto += field(5, field(1, "perm") + b"".join(field(8, p) for p in perm) + field(20, 7))
+    return proto
+
+
+def onnx_model(nodes, inputs, outputs, initializers=()):
+    graph = b"".join(field(1, node(op, [a, b], out)) for op, a, b, out in nodes)
+    return onnx_graph_model(graph, inputs, outputs, initializers)
+
+
+def onnx_graph_model(graph, inputs, outputs, initializers=()):
+    graph += b"".join(field(5, initializer(name, a)) for name, a in initializers)
     graph += field(2, "multi_io")
     graph += b"".join(field(11, value_info(*v)) for v in inputs)
     graph += b"".join(field(12, value_info(*v)) for v in outputs)
@@ -132,6 +149,36 @@ def check_multi_io(tmp):
         ok, detail = nmsa_fails(["run", model, *args, "--backend", "model"], message)
         check(f"run error: {name}", ok, detail)
     check("run errors write nothing", not bad.exists())
+
+
+def check_linear_without_bias(tmp):
+    """MatMul(x, Transpose(W)), as older PyTorch exports a Linear without bias: the Transpose of
+    the initializer is folded, the MatMul runs sparse on the device, and the functional model
+    prints its predicted cycles."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((8, 16)).astype(np.float32)
+    groups = w.reshape(8, 4, 4)
+    smallest = np.argsort(np.abs(groups), axis=2)[:, :, :2]
+    np.put_along_axis(groups, smallest, 0.0, axis=2)  # 2:4 along K
+    w = groups.reshape(8, 16)
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    model = tmp / "linear.onnx"
+    graph = field(1, node("Transpose", ["w"], "wt", perm=[1, 0]))
+    graph += field(1, node("MatMul", ["x", "wt"], "y"))
+    model.write_bytes(onnx_graph_model(graph, [("x", ONNX_FLOAT, (4, 16))],
+                                       [("y", ONNX_FLOAT, (4, 8))], [("w", w)]))
+    np.save(tmp / "lx.npy", x)
+    out = nmsa("run", model, "--input", tmp / "lx.npy", "--output", tmp / "ly.npy",
+               "--backend", "model")
+    rows = {line.split()[1]: line for line in out.splitlines() if len(line.split()) > 2}
+    check("linear: Transpose folded", "folded" in rows.get("Transpose", ""), out)
+    check("linear: MatMul sparse on the device", "sparse" in rows.get("MatMul", ""), out)
+    predicted = [line for line in out.splitlines() if "predicted by the cycle model" in line]
+    check("linear: predicted cycles", predicted and int(predicted[0].split()[-1]) > 0, out)
+    y = np.load(tmp / "ly.npy")
+    want = x @ w.T
+    check("linear: output", y.shape == (4, 8) and np.allclose(y, want, atol=0.05 * np.abs(want).max()),
+          f"{y.shape} max error {np.abs(y - want).max()}")
 
 
 def unpack_meta(packed, groups, n, m):
@@ -242,6 +289,7 @@ def main():
               and np.allclose(y, np.exp(x) / np.exp(x).sum(), atol=1e-6), f"{y.dtype} {y}")
 
         check_multi_io(tmp)
+        check_linear_without_bias(tmp)
 
     print(f"{results['passed']} passed, {results['failed']} failed")
     return 0 if results["failed"] == 0 else 1

@@ -57,6 +57,7 @@ DeviceStats& DeviceStats::operator+=(const DeviceStats& o) {
   programs += o.programs;
   commands += o.commands;
   cycles += o.cycles;
+  predicted_cycles += o.predicted_cycles;
   compute_cycles += o.compute_cycles;
   dma_stall_cycles += o.dma_stall_cycles;
   tiles_sparse += o.tiles_sparse;
@@ -73,6 +74,7 @@ DeviceStats DeviceStats::operator-(const DeviceStats& earlier) const {
   d.programs -= earlier.programs;
   d.commands -= earlier.commands;
   d.cycles -= earlier.cycles;
+  d.predicted_cycles -= earlier.predicted_cycles;
   d.compute_cycles -= earlier.compute_cycles;
   d.dma_stall_cycles -= earlier.dma_stall_cycles;
   d.tiles_sparse -= earlier.tiles_sparse;

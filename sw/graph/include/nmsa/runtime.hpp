@@ -97,6 +97,7 @@ struct DeviceStats {
   std::uint64_t programs = 0;  // GemmPrograms executed (one per weight matrix per run)
   std::uint64_t commands = 0;
   std::uint64_t cycles = 0;  // START to done; 0 on the functional model, which has no clock
+  std::uint64_t predicted_cycles = 0;  // the cycle model's, on a device without a clock
   std::uint64_t compute_cycles = 0;    // cycles the array issued beats
   std::uint64_t dma_stall_cycles = 0;  // cycles the array waited for data
   std::uint64_t tiles_sparse = 0;
