@@ -212,12 +212,21 @@ Attribute convert_attribute(const onnx::AttributeProto& a, const std::string& wh
   return out;
 }
 
-ValueInfo convert_value_info(const onnx::ValueInfoProto& v) {
+// A graph input or output. One declared with an element type nmsa cannot represent (bfloat16,
+// float16, double, strings, ...) is an error: a tensor fed to it would be misread.
+ValueInfo convert_value_info(const onnx::ValueInfoProto& v, const std::string& source,
+                             const char* what) {
   ValueInfo out;
   out.name = v.name();
   if (v.has_type() && v.type().has_tensor_type()) {
     const auto& tt = v.type().tensor_type();
-    if (tt.has_elem_type()) out.type = element_type(tt.elem_type());
+    if (tt.has_elem_type() && tt.elem_type() != onnx::TensorProto::UNDEFINED) {
+      out.type = element_type(tt.elem_type());
+      if (!out.type) {
+        fail(source, std::string(what) + " '" + v.name() + "' is " +
+                         onnx_type_name(tt.elem_type()) + ", an element type nmsa does not support");
+      }
+    }
     if (tt.has_shape()) {
       std::vector<std::int64_t> shape;
       for (const auto& d : tt.shape().dim()) {
@@ -483,11 +492,13 @@ Graph parse_onnx_model(const std::string& bytes, const std::string& source) {
       fail(source, "two graph inputs are named '" + in.name() + "'");
     }
     // Before IR version 4 every initializer was also listed as an input; it stays a constant.
-    if (out.initializers.count(in.name()) == 0) out.inputs.push_back(convert_value_info(in));
+    if (out.initializers.count(in.name()) == 0) {
+      out.inputs.push_back(convert_value_info(in, source, "graph input"));
+    }
   }
   for (const auto& o : g.output()) {
     if (o.name().empty()) fail(source, "a graph output has no name");
-    out.outputs.push_back(convert_value_info(o));
+    out.outputs.push_back(convert_value_info(o, source, "graph output"));
   }
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& np = g.node(i);

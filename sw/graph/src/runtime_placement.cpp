@@ -267,7 +267,7 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
   // come before their Gemm in the order.
   std::map<std::size_t, QdqGemm> qdq;
   std::map<std::size_t, std::string> qdq_not_fused;
-  if (options_.fuse) {
+  if (options_.fuse && options_.device_layers) {
     const GraphView view{graph_, constant, sole_consumer, [&](const std::string& v) -> const Node* {
                            const auto it = producer.find(v);
                            return it == producer.end() ? nullptr : &graph_.nodes[it->second];
@@ -383,6 +383,9 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
       what = g.cb_zero ? "B - b_zero_point"
                        : "B - " + std::to_string(int8_offset(b ? b->type : ElementType::INT8));
     }
+    if (why_not.empty() && !options_.device_layers) {
+      why_not = "device layers switched off (RuntimeOptions::device_layers)";
+    }
     if (!why_not.empty()) {
       rep.placement = Placement::HOST;
       rep.fallback = Fallback::HOST_UNSUPPORTED_CASE;
@@ -490,6 +493,12 @@ const LayerReport& Runtime::layer(const std::string& node_name) const {
     if (l.name == node_name) return l;
   }
   throw std::out_of_range("no node named '" + node_name + "' in " + graph_.source);
+}
+
+bool Runtime::supports_operator(const std::string& op_type) {
+  return op_type == "Add" || op_type == "Relu" || shape_ops().count(op_type) != 0 ||
+         foldable_ops().count(op_type) != 0 || host_only_ops().count(op_type) != 0 ||
+         is_gemm_op(op_type);
 }
 
 PlacementCounts Runtime::counts() const {

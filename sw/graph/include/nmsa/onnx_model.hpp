@@ -90,7 +90,7 @@ struct Node {
 // A graph input or output as the model declares it.
 struct ValueInfo {
   std::string name;
-  std::optional<ElementType> type;  // empty when undeclared or not a tensor type nmsa supports
+  std::optional<ElementType> type;  // empty when undeclared; an unsupported one fails the load
   std::optional<std::vector<std::int64_t>> shape;  // -1 for a symbolic or unknown dimension
 };
 

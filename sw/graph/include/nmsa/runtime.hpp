@@ -144,6 +144,9 @@ struct PlacementCounts {
 struct RuntimeOptions {
   bool allow_sparse = true;  // false: every device GEMM dense (for sparse/dense comparisons)
   bool fuse = true;          // fuse a constant bias Add and a Relu into the GEMM before them
+  // false: every GEMM on the host in float (with fuse = false, the ONNX reference semantics;
+  // the conformance run compares operators so)
+  bool device_layers = true;
   // The host memory the compiler ranks tiling plans for (GemmOptions::memory); unset: the
   // compiler's coarse ranking.
   std::optional<PerfModelParams> memory;
@@ -158,6 +161,10 @@ class Runtime {
   // runtime is the device's only user (it lays programs out in device.memory() and clears that
   // memory after each GEMM).
   Runtime(Graph graph, Device& device, RuntimeOptions options = {});
+
+  // Whether the runtime places the ONNX operator `op_type` (default domain) at all: on the device,
+  // on the host, or as a shape operation. Anything else is refused with an error naming the node.
+  static bool supports_operator(const std::string& op_type);
 
   // Runs the graph on `inputs` (every runtime input, by name) and returns the graph's outputs.
   // Throws std::runtime_error naming the node for inputs of the wrong type or shape, kernels that
