@@ -350,6 +350,23 @@ std::pair<std::string, std::string> npy_output(const std::string& path, const Ma
   return npy_output(path, nmsa::to_npy_array(m));
 }
 
+// Inputs and outputs of one command, by role: two roles on one file would lose an output or
+// overwrite an input, so that is an error before any work starts.
+void require_distinct_files(const std::vector<std::pair<std::string, std::string>>& roles) {
+  std::map<std::string, std::string> seen;  // canonical path -> role
+  for (const auto& [role, path] : roles) {
+    if (path.empty()) continue;
+    std::error_code ec;
+    std::string key = std::filesystem::weakly_canonical(path, ec).string();
+    if (ec) key = path;
+    const auto [it, fresh] = seen.emplace(key, role);
+    if (!fresh) {
+      throw UsageError(path + " is given as both " + it->second + " and " + role +
+                       ": each needs a file of its own");
+    }
+  }
+}
+
 // --- nmsa prune ----------------------------------------------------------------------------------
 
 struct PruneArgs {
@@ -381,12 +398,14 @@ int cmd_prune(const PruneArgs& a) {
   const std::string& in = a.in;
   const std::string& out = a.out;
   const nmsa::NmPattern p = hardware_pattern(a.sparsity);
+  const std::string perm_path = out.substr(0, out.rfind(".npy")) + ".perm.npy";
+  require_distinct_files(
+      {{"IN", in}, {"OUT", out}, {"the permutation", a.permute ? perm_path : ""}});
   const WeightFile file = read_weights(in, p);
   nmsa::MatrixF w = file.values;
   std::vector<std::pair<std::string, std::string>> outputs;
   const double plain = nmsa::retained_magnitude(nmsa::prune_nm(w, p));
   const double total = w.cwiseAbs().cast<double>().sum();
-  std::string perm_path;
   if (a.permute) {
     nmsa::PermutationOptions options;
     options.seed = a.seed;
@@ -394,7 +413,6 @@ int cmd_prune(const PruneArgs& a) {
     w = nmsa::apply_column_permutation(w, perm);
     nmsa::MatrixI32 perm_row(1, static_cast<Eigen::Index>(perm.size()));
     for (std::size_t j = 0; j < perm.size(); ++j) perm_row(0, static_cast<Eigen::Index>(j)) = perm[j];
-    perm_path = out.substr(0, out.rfind(".npy")) + ".perm.npy";
     outputs.push_back(npy_output(perm_path, perm_row));
   }
   const nmsa::MatrixF pruned = nmsa::prune_nm(w, p);
@@ -445,6 +463,8 @@ CLI::App* add_compress(CLI::App& app, CompressArgs& a) {
 int cmd_compress(const CompressArgs& a) {
   const std::string& in = a.in;
   const nmsa::NmPattern p = hardware_pattern(a.sparsity);
+  require_distinct_files(
+      {{"IN", in}, {"VALUES", a.values}, {"META", a.meta}, {"--scales", a.scales}});
   const WeightFile file = read_weights(in, p);
   std::vector<std::pair<std::string, std::string>> outputs;
   nmsa::MatrixI8 w;
@@ -625,6 +645,15 @@ int cmd_run(const RunArgs& a) {
   if (graph.inputs.empty()) throw UsageError(a.model + " has no runtime input");
   const std::map<std::string, nmsa::Tensor> inputs = read_inputs(graph, a.inputs);
   const std::map<std::string, std::string> files = output_files(graph, a.outputs);
+  {
+    std::vector<std::pair<std::string, std::string>> roles{{"the model", a.model},
+                                                           {"--labels", a.labels}};
+    for (const std::string& spec : a.inputs) {
+      roles.push_back({"--input " + spec, split_binding(spec).second});
+    }
+    for (const auto& [name, path] : files) roles.push_back({"the output '" + name + "'", path});
+    require_distinct_files(roles);
+  }
   const nmsa::Tensor& first_input = inputs.at(graph.inputs[0].name);
   nmsa::Matrix<std::uint8_t> labels;
   if (!a.labels.empty()) {

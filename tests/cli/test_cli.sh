@@ -78,6 +78,8 @@ expect prune-permute   0 'without the permutation'             -- prune "$tmp/w.
 expect compress        0 'values 50.0% \+ metadata 12.5%'      -- compress "$tmp/wp.npy" "$tmp/v.npy" "$tmp/m.npy"
 expect compress-dense  2 'row 0, K-group 0.*run nmsa prune first' -- compress "$tmp/w.npy" "$tmp/v.npy" "$tmp/m.npy"
 expect prune-corrupt   2 'bad.npy: not a .npy file'            -- prune "$tmp/bad.npy" "$tmp/x.npy"
+expect prune-device    2 '/dev/zero: cannot read: not a regular file' -- prune /dev/zero "$tmp/x.npy"
+expect run-directory   2 'cannot read: a directory, not a file' -- run "$tmp" --input "$tmp/x13.npy"
 expect prune-bad-k     2 'w6.npy: K = 6 is not a multiple of M = 4' -- prune "$tmp/w6.npy" "$tmp/x.npy"
 expect compress-sizes  0 'm.npy: 2 x 1 uint8, 2 bytes \(4 bits per group in 4\)' -- compress "$tmp/wp.npy" "$tmp/v.npy" "$tmp/m.npy"
 # Edge inputs: each an error naming the file and what is wrong, and no output file left behind.
@@ -89,6 +91,9 @@ expect prune-empty     2 'empty.npy: the weight matrix is empty \(0 x 8\)' -- pr
 expect compress-empty  2 'empty.npy: the weight matrix is empty \(0 x 8\)' -- compress "$tmp/empty.npy" "$tmp/x.npy" "$tmp/y.npy"
 expect prune-int32     2 'i32.npy: weights must be float32, float64 or int8; the file holds int32 \(<i4\)' -- prune "$tmp/i32.npy" "$tmp/x.npy"
 expect compress-float-dense 2 'wf.npy: .*not 2:4 sparse.*run nmsa prune first' -- compress "$tmp/wf.npy" "$tmp/x.npy" "$tmp/y.npy" --scales "$tmp/z.npy"
+expect compress-same   2 'm.npy is given as both VALUES and META' -- compress "$tmp/wp.npy" "$tmp/m.npy" "$tmp/m.npy"
+expect prune-in-place  2 'is given as both IN and OUT'          -- prune "$tmp/w.npy" "$tmp/./w.npy"
+expect run-overwrite   2 'x13.npy is given as both --input .* and the output' -- run "$softmax" --input "$tmp/x13.npy" --output "$tmp/x13.npy" --backend model
 for left in x y z; do
   if [ -e "$tmp/$left.npy" ]; then
     failed=$((failed + 1))
@@ -135,7 +140,7 @@ expect gate-missing-key 2 'nokey.json: missing key "effective_speedup"' -- "${g[
 expect gate-percent    2 'percent.json: "sparse_int8_accuracy" = 89.1 is outside \[0, 1\]' -- "${g[@]}" --candidate "$tmp/percent.json" --min-speedup 1
 expect gate-wrong-type 2 'text.json: "effective_speedup" must be a number or null, not string' -- "${g[@]}" --candidate "$tmp/text.json" --min-speedup 1
 expect gate-negative   2 'negative.json: "latency_cycles_p99" = -5 must be >= 0' -- "${g[@]}" --candidate "$tmp/negative.json" --min-speedup 1
-expect gate-no-file    2 'nosuch.json: cannot open'            -- "${g[@]}" --candidate "$tmp/nosuch.json" --min-speedup 1
+expect gate-no-file    2 'nosuch.json: cannot read: no such file'            -- "${g[@]}" --candidate "$tmp/nosuch.json" --min-speedup 1
 expect gate-bad-base   2 'truncated.json: not valid JSON'      -- gate --baseline "$tmp/truncated.json" --candidate "$tmp/good.json" --min-speedup 1
 expect gate-no-limit   2 'gate needs at least one limit'       -- "${g[@]}" --candidate "$tmp/good.json"
 expect gate-no-cand    2 '--candidate is required'             -- "${g[@]}" --min-speedup 1

@@ -552,9 +552,11 @@ TEST(GateTest, MalformedReportsNameTheFileAndTheProblem) {
     expect_throw_containing([&] { read_report_summary(dir / c.name); }, needles);
   }
   expect_throw_containing([&] { read_report_summary(dir / "nosuch.json"); },
-                          {dir / "nosuch.json", "cannot open"});
+                          {dir / "nosuch.json", "cannot read: no such file"});
   expect_throw_containing([&] { read_report_summary(dir.str()); },  // a directory without one
-                          {dir / "report.json", "cannot open"});
+                          {dir / "report.json", "cannot read: no such file"});
+  expect_throw_containing([&] { read_report_summary("/dev/zero"); },
+                          std::vector<std::string>{"/dev/zero", "not a regular file"});
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 
@@ -28,6 +29,23 @@ void remove_quietly(const std::vector<std::string>& paths) {
 }
 
 }  // namespace
+
+std::string read_regular_file(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) throw std::runtime_error(path + ": cannot read: no such file");
+  if (std::filesystem::is_directory(st)) {
+    throw std::runtime_error(path + ": cannot read: a directory, not a file");
+  }
+  if (!std::filesystem::is_regular_file(st)) {
+    throw std::runtime_error(path + ": cannot read: not a regular file (a device, FIFO or socket)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw std::runtime_error(path + ": read error");
+  return bytes;
+}
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {
   write_files_atomically({{path, bytes}});

@@ -489,12 +489,8 @@ std::vector<std::uint8_t> serialize_npy(const NpyArray& array) {
 }
 
 NpyArray read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  std::vector<std::uint8_t> file((std::istreambuf_iterator<char>(in)),
-                                 std::istreambuf_iterator<char>());
-  if (in.bad()) fail(path, "read error");
-  return parse_npy(file, path);
+  const std::string bytes = read_regular_file(path);
+  return parse_npy(std::vector<std::uint8_t>(bytes.begin(), bytes.end()), path);
 }
 
 void write_npy(const std::string& path, const NpyArray& array) {

@@ -1,6 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 #include "nmsa/onnx_model.hpp"
 
+#include "nmsa/file_io.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -25,18 +27,6 @@ constexpr std::int64_t MAX_ELEMENTS = std::int64_t{1} << 34;
 
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
   throw std::runtime_error(source + ": " + what);
-}
-
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) fail(path, "cannot read: no such file");
-  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "cannot read: not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) fail(path, "read error");
-  return bytes.str();
 }
 
 std::optional<ElementType> element_type(int onnx_type) {
@@ -519,7 +509,7 @@ Graph parse_onnx_model(const std::string& bytes, const std::string& source) {
   return out;
 }
 
-Graph load_onnx_model(const std::string& path) { return parse_onnx_model(read_file(path), path); }
+Graph load_onnx_model(const std::string& path) { return parse_onnx_model(read_regular_file(path), path); }
 
 NamedTensor parse_onnx_tensor(const std::string& bytes, const std::string& source) {
   onnx::TensorProto t;
@@ -534,7 +524,7 @@ NamedTensor parse_onnx_tensor(const std::string& bytes, const std::string& sourc
 }
 
 NamedTensor load_onnx_tensor(const std::string& path) {
-  return parse_onnx_tensor(read_file(path), path);
+  return parse_onnx_tensor(read_regular_file(path), path);
 }
 
 }  // namespace nmsa

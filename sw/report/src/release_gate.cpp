@@ -1,6 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 #include "nmsa/release_gate.hpp"
 
+#include "nmsa/file_io.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -102,10 +104,7 @@ ReportSummary read_report_summary(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     file = (std::filesystem::path(path) / "report.json").string();
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error(file + ": cannot open (" + std::strerror(errno) + ")");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw std::runtime_error(file + ": read error (" + std::strerror(errno) + ")");
+  const std::string text = read_regular_file(file);
   ReadJson j;
   try {
     j = ReadJson::parse(text);

@@ -1,7 +1,7 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// Writing the files nmsa produces (model files, ONNX exports, reports, caches) so that a reader
-// never sees half of one.
+// Reading the files nmsa takes, and writing the files it produces (model files, ONNX exports,
+// reports, caches) so that a reader never sees half of one.
 #pragma once
 
 #include <string>
@@ -9,6 +9,11 @@
 #include <vector>
 
 namespace nmsa {
+
+// The whole content of the regular file `path`. A path that does not exist, a directory, or a
+// device, FIFO or socket (which would be read until memory runs out) is a std::runtime_error
+// starting with `path` and saying which, as are open and read errors.
+std::string read_regular_file(const std::string& path);
 
 // Writes `bytes` to a temporary file beside `path` (a name of its own, so that two writers of one
 // path never share it) and renames it over `path`: a reader sees the old file or the new one. On
