@@ -122,6 +122,8 @@ report "$tmp/text.json" 0.89 '"fast"' 12000
 report "$tmp/negative.json" 0.89 1.60 -5
 printf '{"sparse_int8_accuracy": 0.89, "latency_cycles_p99": 12000}\n' > "$tmp/nokey.json"
 printf '{"sparse_int8_accuracy": 0.89,' > "$tmp/truncated.json"
+printf '{"sparse_int8_accuracy": 0.89, "effective_speedup": 1e999, "latency_cycles_p99": 1}\n' \
+  > "$tmp/overflow.json"
 limits=(--max-quality-drop 0.5 --min-speedup 1.5 --max-p99-cycles 12000)
 g=(gate --baseline "$tmp/base.json")
 
@@ -136,6 +138,7 @@ expect gate-p99        1 'p99 latency: candidate 12,500 cycles .*> 12,000 cycles
 expect gate-fail-line  1 'gate: FAIL'                          -- "${g[@]}" --candidate "$tmp/worse.json" "${limits[@]}"
 expect gate-unmeasured 1 'not measured in .*unmeasured.json: FAIL' -- "${g[@]}" --candidate "$tmp/unmeasured.json" --min-speedup 1
 expect gate-malformed  2 'truncated.json: not valid JSON'      -- "${g[@]}" --candidate "$tmp/truncated.json" --min-speedup 1
+expect gate-overflow   2 'overflow.json: not valid JSON: number overflow' -- "${g[@]}" --candidate "$tmp/overflow.json" --min-speedup 1
 expect gate-missing-key 2 'nokey.json: missing key "effective_speedup"' -- "${g[@]}" --candidate "$tmp/nokey.json" --min-speedup 1
 expect gate-percent    2 'percent.json: "sparse_int8_accuracy" = 89.1 is outside \[0, 1\]' -- "${g[@]}" --candidate "$tmp/percent.json" --min-speedup 1
 expect gate-wrong-type 2 'text.json: "effective_speedup" must be a number or null, not string' -- "${g[@]}" --candidate "$tmp/text.json" --min-speedup 1

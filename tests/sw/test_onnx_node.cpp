@@ -36,7 +36,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -554,6 +556,50 @@ TEST(OnnxLoader, CorruptOrUnreadableFilesAreErrorsNamingTheFile) {
   EXPECT_NE(device.find("/dev/zero: cannot read: not a regular file"), std::string::npos) << device;
   const std::string tensor = error_of([] { load_onnx_tensor("/nonexistent/input_0.pb"); });
   EXPECT_NE(tensor.find("/nonexistent/input_0.pb"), std::string::npos) << tensor;
+}
+
+// Models a loader must not run as if nothing were wrong: IR versions and opsets the ONNX library
+// does not know, no opset for the default domain its nodes use, a non-finite weight, a negative
+// dimension. Each is an error naming the model and what is wrong.
+TEST(OnnxLoader, VersionsWeightsAndShapesOutsideWhatItSupportsAreErrors) {
+  const auto message = [](ModelBuilder& b) {
+    return error_of([&] { b.graph("m.onnx"); });
+  };
+  const auto base = [] {
+    auto b = std::make_unique<ModelBuilder>();
+    b->input("a", onnx::TensorProto::FLOAT, {2, 3}).output("y");
+    b->constant("w", Tensor::make_float({3, 2}, {1, 2, 3, 4, 5, 6}));
+    b->node("MatMul", {"a", "w"}, {"y"}, "mm");
+    return b;
+  };
+  auto ok = base();
+  EXPECT_NO_THROW(ok->graph());
+
+  auto opset = base();
+  opset->proto().mutable_opset_import(0)->set_version(99);
+  EXPECT_NE(message(*opset).find("m.onnx: opset 99 of the default domain is not supported "
+                                 "(supported: 1 to 18)"),
+            std::string::npos)
+      << message(*opset);
+  auto no_opset = base();
+  no_opset->proto().clear_opset_import();
+  EXPECT_NE(message(*no_opset).find("no opset_import for the default ONNX domain"),
+            std::string::npos)
+      << message(*no_opset);
+  auto ir = base();
+  ir->proto().set_ir_version(99);
+  EXPECT_NE(message(*ir).find("IR version 99 is not supported (supported: 3 to 8)"),
+            std::string::npos)
+      << message(*ir);
+  auto nan = base();
+  nan->constant("bad", Tensor::make_float({2}, {1.0f, std::numeric_limits<float>::infinity()}));
+  EXPECT_NE(message(*nan).find("initializer 'bad' holds inf at element 1: weights must be finite"),
+            std::string::npos)
+      << message(*nan);
+  ModelBuilder negative;
+  negative.input("a", onnx::TensorProto::FLOAT, {2, -1}).output("a");
+  EXPECT_NE(message(negative).find("graph input 'a' has dimension -1"), std::string::npos)
+      << message(negative);
 }
 
 TEST(OnnxLoader, TensorsWhoseDataDoesNotMatchAreErrors) {

@@ -3,7 +3,9 @@
 
 #include "nmsa/file_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +30,9 @@ constexpr std::int64_t MAX_ELEMENTS = std::int64_t{1} << 34;
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
   throw std::runtime_error(source + ": " + what);
 }
+
+// The newest ai.onnx opset of the ONNX library nmsa builds with (Debian 12's ONNX 1.13).
+constexpr std::int64_t kMaxOpset = 18;
 
 std::optional<ElementType> element_type(int onnx_type) {
   switch (onnx_type) {
@@ -220,7 +225,11 @@ ValueInfo convert_value_info(const onnx::ValueInfoProto& v, const std::string& s
     if (tt.has_shape()) {
       std::vector<std::int64_t> shape;
       for (const auto& d : tt.shape().dim()) {
-        shape.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+        if (d.has_dim_value() && d.dim_value() < 0) {
+          fail(source, std::string(what) + " '" + v.name() + "' has dimension " +
+                           std::to_string(d.dim_value()) + "; dimensions are >= 0 or symbolic");
+        }
+        shape.push_back(d.has_dim_value() ? d.dim_value() : -1);  // -1: symbolic or unknown
       }
       out.shape = std::move(shape);
     }
@@ -459,8 +468,31 @@ Graph parse_onnx_model(const std::string& bytes, const std::string& source) {
   Graph out;
   out.name = g.name();
   out.source = source;
+  // The IR version and the default domain's opset must be ones the ONNX library nmsa is built
+  // with knows (Debian 12: IR 8, opset 18): a model from a newer exporter is refused, naming
+  // the range, rather than run with semantics this loader may not have.
+  if (model.ir_version() < 3 || model.ir_version() > onnx::IR_VERSION) {
+    fail(source, "IR version " + std::to_string(model.ir_version()) +
+                     " is not supported (supported: 3 to " + std::to_string(onnx::IR_VERSION) +
+                     ")");
+  }
+  bool has_default_opset = false;
   for (const auto& op : model.opset_import()) {
-    if (op.domain().empty() || op.domain() == "ai.onnx") out.opset = op.version();
+    if (op.domain().empty() || op.domain() == "ai.onnx") {
+      out.opset = op.version();
+      has_default_opset = true;
+    }
+  }
+  const bool uses_default_domain =
+      std::any_of(g.node().begin(), g.node().end(), [](const onnx::NodeProto& n) {
+        return n.domain().empty() || n.domain() == "ai.onnx";
+      });
+  if (!has_default_opset && uses_default_domain) {
+    fail(source, "no opset_import for the default ONNX domain, which its nodes use");
+  }
+  if (has_default_opset && (out.opset < 1 || out.opset > kMaxOpset)) {
+    fail(source, "opset " + std::to_string(out.opset) + " of the default domain is not supported " +
+                     "(supported: 1 to " + std::to_string(kMaxOpset) + ")");
   }
   if (g.node_size() == 0 && g.output_size() == 0)
     fail(source, "the graph has no nodes and no outputs");
@@ -470,8 +502,14 @@ Graph parse_onnx_model(const std::string& bytes, const std::string& source) {
     if (out.initializers.count(init.name()) != 0) {
       fail(source, "two initializers are named '" + init.name() + "'");
     }
-    out.initializers.emplace(
-        init.name(), convert_tensor(init, tensor_label(source, "initializer", init.name())));
+    Tensor value = convert_tensor(init, tensor_label(source, "initializer", init.name()));
+    for (std::size_t i = 0; i < value.floats.size(); ++i) {
+      if (!std::isfinite(value.floats[i])) {
+        fail(source, "initializer '" + init.name() + "' holds " + std::to_string(value.floats[i]) +
+                         " at element " + std::to_string(i) + ": weights must be finite");
+      }
+    }
+    out.initializers.emplace(init.name(), std::move(value));
   }
   if (g.sparse_initializer_size() != 0) fail(source, "sparse initializers are not supported");
 

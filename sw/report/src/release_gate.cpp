@@ -108,8 +108,9 @@ ReportSummary read_report_summary(const std::string& path) {
   ReadJson j;
   try {
     j = ReadJson::parse(text);
-  } catch (const ReadJson::parse_error& e) {
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix: the file name says enough.
+  } catch (const ReadJson::exception& e) {
+    // A syntax error, or a number too large for a double (out_of_range.406). Drop nlohmann's
+    // "[json.exception.parse_error.101] " prefix: the file name says enough.
     std::string what = e.what();
     const auto bracket = what.find("] ");
     if (what.rfind("[json.exception", 0) == 0 && bracket != std::string::npos) {
