@@ -76,7 +76,8 @@ const std::vector<std::string>& claimed_patterns() {
       "test_add*",     "test_flatten*",      "test_reshape*",
       "test_softmax*", "test_matmulinteger", "test_qlinearmatmul_*",
       "test_quantizelinear*", "test_dequantizelinear*", "test_transpose_*",
-      "test_unsqueeze_*",     "test_squeeze*"};
+      "test_unsqueeze_*",     "test_squeeze*",         "test_conv_*",
+      "test_basic_conv_*"};
   return p;
 }
 
@@ -957,6 +958,58 @@ TEST(Runtime, ConstantSubgraphsAreFoldedBeforePlacement) {
       EXPECT_NEAR(y.floats[static_cast<std::size_t>(i * 2 + j)], want, tol) << i << "," << j;
     }
   }
+}
+
+// A Conv whose weight is 2:4 along input channels x kernel window runs sparse on the device as
+// one GEMM over the im2col matrix, its Relu fused; a depthwise Conv runs on the host. Both match
+// the host's float convolution (the device at the INT8 tolerance of docs/runtime.md).
+TEST(Runtime, ConvolutionsRunOnTheDeviceAsGemmsAndDepthwiseOnTheHost) {
+  const std::uint64_t seed = test_seed(13);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::int64_t c = 3, m = 5, kh = 3, kw = 3;
+  Tensor w = random_float({m, c, kh, kw}, rng);
+  // 2:4 along K = c*kh*kw = 27 (padded to 28 by the device): zero 2 of every 4 K-positions.
+  for (std::int64_t o = 0; o < m; ++o) {
+    for (std::int64_t k = 0; k < c * kh * kw; ++k) {
+      if (k % 4 >= 2) w.floats[static_cast<std::size_t>(o * c * kh * kw + k)] = 0.0f;
+    }
+  }
+  const Tensor bias = random_float({m}, rng);
+  const Tensor dw = random_float({c, 1, 3, 3}, rng);
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, c, 6, 5}).output("y").output("d");
+  b.constant("w", w).constant("bias", bias).constant("dw", dw);
+  auto* conv = b.node("Conv", {"x", "w", "bias"}, {"h"}, "conv");
+  ModelBuilder::attr_ints(conv, "pads", {1, 0, 1, 2});
+  ModelBuilder::attr_ints(conv, "strides", {1, 2});
+  b.node("Relu", {"h"}, {"y"}, "relu");
+  ModelBuilder::attr_int(b.node("Conv", {"x", "dw"}, {"d"}, "depthwise"), "group", c);
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  Runtime rt(b.graph(), *dev);
+  EXPECT_EQ(rt.layer("conv").placement, Placement::DEVICE_SPARSE) << rt.describe();
+  EXPECT_EQ(rt.layer("relu").fused_into, "conv");
+  EXPECT_EQ(rt.layer("depthwise").placement, Placement::HOST);
+  EXPECT_NE(rt.layer("depthwise").reason.find("depthwise convolutions run on the host"),
+            std::string::npos)
+      << rt.layer("depthwise").reason;
+
+  const Tensor x = random_float({2, c, 6, 5}, rng);
+  const auto out = rt.run({{"x", x}});
+  RuntimeOptions host;
+  host.device_layers = false;
+  host.fuse = false;
+  Runtime reference(b.graph(), *dev, host);
+  const auto want = reference.run({{"x", x}});
+  const Tensor& y = out.at("y");
+  ASSERT_EQ(y.shape, (std::vector<std::int64_t>{2, m, 6, 3}));  // (5 + 0 + 2 - 3) / 2 + 1 = 3
+  double max_ref = 0;
+  for (const float v : want.at("y").floats) max_ref = std::max(max_ref, double{std::abs(v)});
+  for (std::size_t i = 0; i < y.floats.size(); ++i) {
+    EXPECT_NEAR(y.floats[i], want.at("y").floats[i], 4.0 / 127.0 * max_ref) << i;
+  }
+  EXPECT_EQ(out.at("d").floats, want.at("d").floats);
+  EXPECT_GT(rt.layer("conv").device.tiles_sparse, 0u);
 }
 
 // Transpose, Cast, Unsqueeze and Squeeze on runtime values run on the host, exactly.

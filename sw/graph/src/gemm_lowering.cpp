@@ -221,6 +221,38 @@ Tensor run_float_gemm(const DeviceContext& dev, const Node& node, const DeviceGe
   return y;
 }
 
+Tensor run_conv(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                const Values& values, DeviceStats& stats) {
+  const Tensor& x = values.get(node, 0);
+  if (!x.is_float()) node_error(node, "X must be float, got " + x.describe());
+  const ConvGeometry geo = conv_geometry(node, x.shape, g.b_shape);
+  const MatrixF cols = im2col(geo, x);
+  float sx = 1.0f;
+  MatrixI8 cols_q;
+  try {
+    sx = activation_scale(cols);
+    cols_q = quantize_activations(cols, sx);
+  } catch (const std::invalid_argument& e) {
+    node_error(node, std::string("X cannot be quantized for the device: ") + e.what());
+  }
+  const MatrixI32 acc = device_gemm(dev, node, 0, cols_q, g.weights[0], g.mode, std::nullopt,
+                                    false, stats);
+  const Tensor* bias = values.optional(node, 2);
+  Tensor y = Tensor::zeros(ElementType::FLOAT, geo.out_shape);
+  const std::int64_t positions = geo.oh * geo.ow;
+  for (std::int64_t b = 0; b < geo.n; ++b) {
+    for (std::int64_t p = 0; p < positions; ++p) {
+      for (std::int64_t m = 0; m < geo.m; ++m) {
+        double v = static_cast<double>(acc(static_cast<Eigen::Index>(b * positions + p), m)) *
+                   double{sx} * double{g.w_scale[0][static_cast<std::size_t>(m)]};
+        if (bias != nullptr) v += bias->floats[static_cast<std::size_t>(m)];
+        y.floats[static_cast<std::size_t>((b * geo.m + m) * positions + p)] = static_cast<float>(v);
+      }
+    }
+  }
+  return y;
+}
+
 Tensor run_qdq_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
                     const Values& values, DeviceStats& stats) {
   const QdqGemm& q = *g.qdq;

@@ -26,7 +26,9 @@
 
 namespace nmsa::graph_detail {
 
-enum class GemmKind { FLOAT_GEMM, FLOAT_MATMUL, MATMUL_INTEGER, QLINEAR_MATMUL, QDQ_GEMM };
+// CONV: a 1-D or 2-D Conv with groups = 1, its weight W [M, C, KH, KW] as [M x C*KH*KW], its
+// input lowered by im2col on the host (host_conv.cpp).
+enum class GemmKind { FLOAT_GEMM, FLOAT_MATMUL, MATMUL_INTEGER, QLINEAR_MATMUL, QDQ_GEMM, CONV };
 
 struct FusedStep {
   std::size_t node = 0;
@@ -78,6 +80,11 @@ struct DeviceContext {
 // device's counters go into `stats`.
 Tensor run_float_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
                       const Values& values, DeviceStats& stats);
+
+// A Conv on the device: im2col of X on the host, one device GEMM against the [M x K] weight,
+// dequantized with the bias into [N, M, OH, OW]; before any fused Relu.
+Tensor run_conv(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                const Values& values, DeviceStats& stats);
 
 // A Gemm in QDQ form (qdq_pattern.hpp) on the device: int8 output when the pattern ends in a
 // QuantizeLinear (requantized by the epilogue), else float (and the fused Relu).

@@ -485,6 +485,7 @@ Tensor run_host(const Node& n, const Values& v, std::int64_t opset) {
   if (op == "Flatten") return flatten(n, v.get(n, 0));
   if (op == "Reshape") return reshape(n, v.get(n, 0), v.get(n, 1));
   if (op == "Transpose") return transpose(n, v.get(n, 0));
+  if (op == "Conv") return conv_host(n, v.get(n, 0), v.get(n, 1), v.optional(n, 2));
   if (op == "Cast") return cast(n, v.get(n, 0));
   if (op == "Unsqueeze") return unsqueeze(n, v.get(n, 0), axes_of(n, v));
   if (op == "Squeeze") return squeeze(n, v.get(n, 0), axes_of(n, v));

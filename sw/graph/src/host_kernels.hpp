@@ -13,6 +13,7 @@
 
 #include "nmsa/epilogue.hpp"
 #include "nmsa/onnx_model.hpp"
+#include "nmsa/types.hpp"
 
 namespace nmsa::graph_detail {
 
@@ -70,6 +71,26 @@ Tensor constant_value(const Node& node);
 
 // Node n's operator on its inputs in `v`, on the host.
 Tensor run_host(const Node& n, const Values& v, std::int64_t opset);
+
+// --- Convolution (host_conv.cpp) ---------------------------------------------------------------
+
+// A 1-D or 2-D ONNX Conv's shapes, a 1-D one as height 1: X [n, c, h, w], W [m, c/groups, kh, kw],
+// output [n, m, oh, ow] (or [n, m, ow]). Throws naming the node on shapes or attributes it does
+// not support.
+struct ConvGeometry {
+  std::int64_t n = 0, c = 0, h = 0, w = 0, m = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  std::int64_t stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_t = 0, pad_l = 0;
+  std::int64_t groups = 1;
+  Shape out_shape;
+};
+ConvGeometry conv_geometry(const Node& node, const Shape& x, const Shape& w);
+
+// The convolution's input as a GEMM operand (groups = 1): [n*oh*ow x c*kh*kw], row (b, y, x),
+// column (channel, kernel row, kernel column); padding positions are 0.
+MatrixF im2col(const ConvGeometry& g, const Tensor& x);
+
+// Conv on the host, in double accumulation; `bias` may be null.
+Tensor conv_host(const Node& node, const Tensor& x, const Tensor& w, const Tensor* bias);
 
 // --- Quantization (host_quantize.cpp) ---------------------------------------------------------
 

@@ -103,6 +103,8 @@ std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& 
         Tensor y;
         if (g.kind == GemmKind::QDQ_GEMM) {
           y = run_qdq_gemm(dev, n, g, values, rep.device);
+        } else if (g.kind == GemmKind::CONV) {
+          y = run_conv(dev, n, g, values, rep.device);
         } else if (g.kind == GemmKind::FLOAT_GEMM || g.kind == GemmKind::FLOAT_MATMUL) {
           y = run_float_gemm(dev, n, g, values, rep.device);
         } else {

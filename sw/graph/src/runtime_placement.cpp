@@ -84,7 +84,8 @@ const std::set<std::string>& host_only_ops() {
 }
 
 bool is_gemm_op(const std::string& op) {
-  return op == "Gemm" || op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul";
+  return op == "Gemm" || op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul" ||
+         op == "Conv";
 }
 
 // The first weight matrix (of several) that is not N:M, as a reason; empty when all are.
@@ -365,6 +366,26 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
         why_not = prepare_float_weights(g, *b, op == "Gemm" && g.gemm.trans_b);
       }
       what = "the INT8 weight (per-channel quantized)";
+    } else if (op == "Conv") {
+      g.kind = GemmKind::CONV;
+      const Tensor* w = constant(n.input(1));
+      if (w == nullptr) {
+        why_not = "W ('" + n.input(1) + "') is not a constant weight";
+      } else if (!n.input(2).empty() && constant(n.input(2)) == nullptr) {
+        why_not = "B ('" + n.input(2) + "') is not a constant";
+      } else if (n.attr_int("group", 1) != 1) {
+        why_not = "group = " + std::to_string(n.attr_int("group", 1)) +
+                  ": grouped and depthwise convolutions run on the host";
+      } else if (w->rank() != 3 && w->rank() != 4) {
+        why_not = "W is " + w->describe() + ": only 1-D and 2-D convolutions go to the device";
+      } else {
+        // W [M, C, KH, KW] as [M x C*KH*KW]: the GEMM's weight, N:M along C x kernel window.
+        Tensor w2 = *w;
+        w2.shape = {w->shape[0], w->size() / std::max<std::int64_t>(w->shape[0], 1)};
+        why_not = prepare_float_weights(g, w2, true);
+        g.b_shape = w->shape;
+      }
+      what = "the INT8 weight (per-channel quantized, K = input channels x kernel window)";
     } else {
       g.kind = op == "MatMulInteger" ? GemmKind::MATMUL_INTEGER : GemmKind::QLINEAR_MATMUL;
       const std::size_t b_in = op == "MatMulInteger" ? 1 : 3;
@@ -453,7 +474,9 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
     g.output = g.qdq ? g.qdq->output : n.outputs.empty() ? std::string() : n.outputs[0];
 
     // Fusion: a constant per-channel bias Add, then a Relu, each the only reader of its input.
-    if (options_.fuse && (g.kind == GemmKind::FLOAT_GEMM || g.kind == GemmKind::FLOAT_MATMUL)) {
+    // A Conv's output is [N, M, ...]: its channels are not the last axis, so only a Relu fuses.
+    if (options_.fuse && (g.kind == GemmKind::FLOAT_GEMM || g.kind == GemmKind::FLOAT_MATMUL ||
+                          g.kind == GemmKind::CONV)) {
       auto fuse = [&](const Node& f, std::size_t idx, FusedStep step) {
         g.fused.push_back(std::move(step));
         g.output = f.outputs[0];
@@ -462,7 +485,8 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
         rep.fused_nodes.push_back(f.name);
       };
       const Node* next = sole_consumer(g.output);
-      if (next != nullptr && next->op_type == "Add" && is_default_domain(*next) &&
+      if (next != nullptr && g.kind != GemmKind::CONV && next->op_type == "Add" &&
+          is_default_domain(*next) &&
           next->inputs.size() == 2 && next->outputs.size() == 1 && !next->outputs[0].empty()) {
         const std::string& other = next->inputs[0] == g.output ? next->inputs[1] : next->inputs[0];
         const Tensor* bias = other == g.output ? nullptr : constant(other);
