@@ -77,7 +77,11 @@ const std::vector<std::string>& claimed_patterns() {
       "test_softmax*", "test_matmulinteger", "test_qlinearmatmul_*",
       "test_quantizelinear*", "test_dequantizelinear*", "test_transpose_*",
       "test_unsqueeze_*",     "test_squeeze*",         "test_conv_*",
-      "test_basic_conv_*"};
+      "test_basic_conv_*",    "test_maxpool_2d_*",     "test_maxpool_1d_*",
+      "test_averagepool_2d_*", "test_averagepool_1d_*", "test_globalaveragepool*",
+      "test_batchnorm_example", "test_batchnorm_epsilon", "test_concat_*",
+      "test_layer_normalization_*d_axis*[0-9]", "test_layer_normalization_*_epsilon",
+      "test_layer_normalization_default_axis"};
   return p;
 }
 
@@ -701,9 +705,10 @@ TEST(Runtime, MalformedGraphsAndUnknownOperatorsAreErrorsNamingTheNode) {
   {
     ModelBuilder b;
     b.input("a", onnx::TensorProto::FLOAT, {1, 1, 4, 4}).output("y");
-    b.node("MaxPool", {"a"}, {"y"}, "pool");
-    const std::string e = error_of([&] { Runtime(b.graph("pool.onnx"), *dev); });
-    EXPECT_NE(e.find("pool.onnx: MaxPool node 'pool': operator not supported"), std::string::npos)
+    b.node("Resize", {"a"}, {"y"}, "resize");
+    const std::string e = error_of([&] { Runtime(b.graph("resize.onnx"), *dev); });
+    EXPECT_NE(e.find("resize.onnx: Resize node 'resize': operator not supported"),
+              std::string::npos)
         << e;
   }
   {
@@ -1010,6 +1015,53 @@ TEST(Runtime, ConvolutionsRunOnTheDeviceAsGemmsAndDepthwiseOnTheHost) {
   }
   EXPECT_EQ(out.at("d").floats, want.at("d").floats);
   EXPECT_GT(rt.layer("conv").device.tiles_sparse, 0u);
+}
+
+// Conv -> BatchNormalization -> Relu -> MaxPool -> GlobalAveragePool: the BatchNormalization folds
+// into the Conv's weight and bias, the Relu fuses, the pools run on the host; the result matches
+// the unfolded float graph on the host.
+TEST(Runtime, BatchNormalizationFoldsIntoThePrecedingConv) {
+  const std::uint64_t seed = test_seed(14);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::int64_t c = 2, m = 4;
+  const Tensor w = random_float({m, c, 3, 3}, rng);
+  Tensor var = random_float({m}, rng);
+  for (float& v : var.floats) v = std::abs(v) + 0.5f;
+  ModelBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {1, c, 8, 8}).output("y");
+  b.constant("w", w).constant("scale", random_float({m}, rng)).constant("shift", random_float({m}, rng));
+  b.constant("mean", random_float({m}, rng)).constant("var", var);
+  ModelBuilder::attr_ints(b.node("Conv", {"x", "w"}, {"h"}, "conv"), "pads", {1, 1, 1, 1});
+  b.node("BatchNormalization", {"h", "scale", "shift", "mean", "var"}, {"n"}, "bn");
+  b.node("Relu", {"n"}, {"r"}, "relu");
+  auto* pool = b.node("MaxPool", {"r"}, {"p"}, "pool");
+  ModelBuilder::attr_ints(pool, "kernel_shape", {2, 2});
+  ModelBuilder::attr_ints(pool, "strides", {2, 2});
+  b.node("GlobalAveragePool", {"p"}, {"y"}, "gap");
+  const std::unique_ptr<Device> dev = make_model_device(DEVICE_CONFIG);
+  Runtime rt(b.graph(), *dev);
+  EXPECT_TRUE(rt.layer("bn").folded) << rt.describe();
+  EXPECT_NE(rt.layer("bn").reason.find("folded into Conv node 'conv'"), std::string::npos)
+      << rt.layer("bn").reason;
+  EXPECT_NE(rt.layer("conv").placement, Placement::HOST) << rt.describe();
+  EXPECT_EQ(rt.layer("relu").fused_into, "conv") << rt.describe();
+  EXPECT_EQ(rt.layer("pool").fallback, Fallback::HOST_UNSUPPORTED_OP);
+
+  const Tensor x = random_float({1, c, 8, 8}, rng);
+  RuntimeOptions host;
+  host.device_layers = false;
+  host.fuse = false;
+  Runtime reference(b.graph(), *dev, host);
+  EXPECT_FALSE(reference.layer("bn").folded);
+  const Tensor y = rt.run({{"x", x}}).at("y");
+  const Tensor want = reference.run({{"x", x}}).at("y");
+  ASSERT_EQ(y.shape, (std::vector<std::int64_t>{1, m, 1, 1}));
+  double max_ref = 0;
+  for (const float v : want.floats) max_ref = std::max(max_ref, double{std::abs(v)});
+  for (std::size_t i = 0; i < y.floats.size(); ++i) {
+    EXPECT_NEAR(y.floats[i], want.floats[i], 4.0 / 127.0 * max_ref) << i;
+  }
 }
 
 // Transpose, Cast, Unsqueeze and Squeeze on runtime values run on the host, exactly.

@@ -486,6 +486,18 @@ Tensor run_host(const Node& n, const Values& v, std::int64_t opset) {
   if (op == "Reshape") return reshape(n, v.get(n, 0), v.get(n, 1));
   if (op == "Transpose") return transpose(n, v.get(n, 0));
   if (op == "Conv") return conv_host(n, v.get(n, 0), v.get(n, 1), v.optional(n, 2));
+  if (op == "MaxPool" || op == "AveragePool") return pool(n, v.get(n, 0), op == "MaxPool");
+  if (op == "GlobalAveragePool") return global_average_pool(n, v.get(n, 0));
+  if (op == "BatchNormalization") {
+    return batch_normalization(n, v.get(n, 0), v.get(n, 1), v.get(n, 2), v.get(n, 3),
+                               v.get(n, 4));
+  }
+  if (op == "LayerNormalization") return run_host_outputs(n, v, opset)[0];
+  if (op == "Concat") {
+    std::vector<const Tensor*> in;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) in.push_back(&v.get(n, i));
+    return concat(n, in);
+  }
   if (op == "Cast") return cast(n, v.get(n, 0));
   if (op == "Unsqueeze") return unsqueeze(n, v.get(n, 0), axes_of(n, v));
   if (op == "Squeeze") return squeeze(n, v.get(n, 0), axes_of(n, v));
@@ -517,6 +529,13 @@ Tensor run_host(const Node& n, const Values& v, std::int64_t opset) {
     return host_qlinear_matmul(n, in);
   }
   node_error(n, "no host kernel");  // the constructor admits only the operators above
+}
+
+std::vector<Tensor> run_host_outputs(const Node& n, const Values& v, std::int64_t opset) {
+  if (n.op_type == "LayerNormalization") {
+    return layer_normalization(n, v.get(n, 0), v.get(n, 1), v.optional(n, 2));
+  }
+  return {run_host(n, v, opset)};
 }
 
 }  // namespace nmsa::graph_detail

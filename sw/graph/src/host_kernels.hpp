@@ -69,8 +69,10 @@ Tensor relu(const Tensor& t);
 // The value of a Constant node.
 Tensor constant_value(const Node& node);
 
-// Node n's operator on its inputs in `v`, on the host.
+// Node n's operator on its inputs in `v`, on the host: its first output.
 Tensor run_host(const Node& n, const Values& v, std::int64_t opset);
+// Every output of node n, in order (operators with several outputs: LayerNormalization).
+std::vector<Tensor> run_host_outputs(const Node& n, const Values& v, std::int64_t opset);
 
 // --- Convolution (host_conv.cpp) ---------------------------------------------------------------
 
@@ -91,6 +93,20 @@ MatrixF im2col(const ConvGeometry& g, const Tensor& x);
 
 // Conv on the host, in double accumulation; `bias` may be null.
 Tensor conv_host(const Node& node, const Tensor& x, const Tensor& w, const Tensor* bias);
+
+// --- Pooling, normalization, Concat (host_nn.cpp) ----------------------------------------------
+
+// MaxPool (any element type; no Indices output) or AveragePool (float), 1-D or 2-D: kernel_shape,
+// strides, pads, auto_pad, dilations, ceil_mode, count_include_pad.
+Tensor pool(const Node& node, const Tensor& x, bool max);
+Tensor global_average_pool(const Node& node, const Tensor& x);
+// BatchNormalization in inference mode (training_mode = 0), along axis 1.
+Tensor batch_normalization(const Node& node, const Tensor& x, const Tensor& scale,
+                           const Tensor& bias, const Tensor& mean, const Tensor& var);
+// LayerNormalization: Y, Mean and InvStdDev over the axes from `axis` on.
+std::vector<Tensor> layer_normalization(const Node& node, const Tensor& x, const Tensor& scale,
+                                        const Tensor* bias);
+Tensor concat(const Node& node, const std::vector<const Tensor*>& inputs);
 
 // --- Quantization (host_quantize.cpp) ---------------------------------------------------------
 

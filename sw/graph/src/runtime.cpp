@@ -119,7 +119,12 @@ std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& 
       }
       case NodeRole::SHAPE:
       case NodeRole::HOST:
-        if (!n.outputs.empty()) values.set(n.outputs[0], run_host(n, values, graph_.opset));
+        if (!n.outputs.empty()) {
+          std::vector<Tensor> outs = run_host_outputs(n, values, graph_.opset);
+          for (std::size_t o = 0; o < outs.size() && o < n.outputs.size(); ++o) {
+            values.set(n.outputs[o], std::move(outs[o]));
+          }
+        }
         break;
     }
   }

@@ -79,7 +79,9 @@ const std::set<std::string>& host_only_ops() {
   static const std::set<std::string> ops{"Softmax",   "Exp",            "Sub",
                                          "Mul",       "Div",            "ReduceMax",
                                          "ReduceSum", "QuantizeLinear", "DequantizeLinear",
-                                         "Transpose", "Cast"};
+                                         "Transpose", "Cast",           "MaxPool",
+                                         "AveragePool", "GlobalAveragePool", "Concat",
+                                         "BatchNormalization", "LayerNormalization"};
   return ops;
 }
 
@@ -238,6 +240,65 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
   }
   std::set<std::string> graph_outputs;
   for (const ValueInfo& o : graph_.outputs) graph_outputs.insert(o.name);
+
+  // A BatchNormalization (inference) right after a Conv with constant weights is folded into
+  // it: W'[m] = W[m]·g[m], b'[m] = (b[m] - mean[m])·g[m] + B[m] with g = scale / sqrt(var + eps),
+  // so the device's GEMM computes both. The Conv then writes the BatchNormalization's output.
+  if (options_.fuse) {
+    for (const std::size_t i : order_) {
+      Node& bn = graph_.nodes[i];
+      if (bn.op_type != "BatchNormalization" || !is_default_domain(bn) ||
+          bn.attr_int("training_mode", 0) != 0 || bn.outputs.size() != 1 || bn.inputs.size() != 5) {
+        continue;
+      }
+      const auto prod = producer.find(bn.input(0));
+      const auto readers = consumers.find(bn.input(0));
+      if (prod == producer.end() || readers == consumers.end() || readers->second.size() != 1 ||
+          graph_outputs.count(bn.input(0)) != 0) {
+        continue;
+      }
+      Node& conv = graph_.nodes[prod->second];
+      const Tensor* w = graph_.is_constant(conv.input(1)) ? &graph_.initializers.at(conv.input(1))
+                                                          : nullptr;
+      const bool has_bias = !conv.input(2).empty();
+      bool foldable = conv.op_type == "Conv" && is_default_domain(conv) && w != nullptr &&
+                      w->is_float() && w->rank() >= 3 && (!has_bias || graph_.is_constant(conv.input(2)));
+      std::vector<const Tensor*> p;
+      for (std::size_t k = 1; k < 5 && foldable; ++k) {
+        const Tensor* t = graph_.is_constant(bn.input(k)) ? &graph_.initializers.at(bn.input(k))
+                                                          : nullptr;
+        foldable = t != nullptr && t->is_float() && t->rank() == 1 && t->shape[0] == w->shape[0];
+        p.push_back(t);
+      }
+      if (!foldable) continue;
+      const std::int64_t m = w->shape[0];
+      const std::int64_t per = w->size() / m;
+      const double eps = bn.attr_float("epsilon", 1e-5f);
+      Tensor w2 = *w;
+      Tensor b2 = Tensor::zeros(ElementType::FLOAT, {m});
+      for (std::int64_t o = 0; o < m; ++o) {
+        const auto u = static_cast<std::size_t>(o);
+        const double g = p[0]->floats[u] / std::sqrt(double{p[3]->floats[u]} + eps);
+        for (std::int64_t k = 0; k < per; ++k) {
+          const auto at = static_cast<std::size_t>(o * per + k);
+          w2.floats[at] = static_cast<float>(w->floats[at] * g);
+        }
+        const double b = has_bias ? graph_.initializers.at(conv.input(2)).floats[u] : 0.0;
+        b2.floats[u] = static_cast<float>((b - p[2]->floats[u]) * g + p[1]->floats[u]);
+      }
+      const std::string w_name = conv.name + ".weight_with_" + bn.name;
+      const std::string b_name = conv.name + ".bias_with_" + bn.name;
+      graph_.initializers[w_name] = std::move(w2);
+      graph_.initializers[b_name] = std::move(b2);
+      conv.inputs.resize(3);
+      conv.inputs[1] = w_name;
+      conv.inputs[2] = b_name;
+      conv.outputs[0] = bn.outputs[0];
+      producer[bn.outputs[0]] = prod->second;
+      folded[i] = "folded into " + conv.describe() +
+                  ": its scale and shift are merged into the weight and bias";
+    }
+  }
 
   layers_.resize(count);
   plan_->role.assign(count, NodeRole::HOST);
