@@ -297,8 +297,9 @@ def critical_path(report, cells):
 
 
 def slowest_nets(report, count=15):
-    """The nets with the longest routed arcs (nextpnr's detailed net timings, ECP5 only): where
-    the next register stage pays off, beyond the one critical path."""
+    """The nets ranked by the latest arrival time at one of their endpoints (nextpnr's detailed
+    net timings, ECP5 only; the delay is the path's, from its launching flop, not the net's own):
+    where the slow paths end, beyond the one critical path."""
     nets = []
     for net in report.get("detailed_net_timings", []):
         arcs = net.get("endpoints", [])
