@@ -386,11 +386,14 @@ CLI::App* add_prune(CLI::App& app, PruneArgs& a) {
   cmd->add_option("in", a.in, "IN.npy")->required();
   cmd->add_option("out", a.out, "OUT.npy")->required();
   cmd->add_option("--sparsity", a.sparsity, "N:M (default 2:4)");
-  cmd->add_flag("--permute", a.permute,
-                "search an input-channel permutation first; it is written to OUT.perm.npy "
-                "(int32) and must be applied to the activations too");
+  CLI::Option* permute =
+      cmd->add_flag("--permute", a.permute,
+                    "search an input-channel permutation first; it is written to OUT.perm.npy "
+                    "(int32) and must be applied to the activations too");
+  // A seed without the search would be ignored silently: refuse it instead.
   cmd->add_option("--seed", a.seed, "seed of the permutation search (default 2021)")
-      ->check(nmsa::cli::integer_in(0, 1LL << 62));
+      ->check(nmsa::cli::integer_in(0, 1LL << 62))
+      ->needs(permute);
   return cmd;
 }
 

@@ -83,6 +83,7 @@ expect run-directory   2 'cannot read: a directory, not a file' -- run "$tmp" --
 expect prune-bad-k     2 'w6.npy: K = 6 is not a multiple of M = 4' -- prune "$tmp/w6.npy" "$tmp/x.npy"
 expect compress-sizes  0 'm.npy: 2 x 1 uint8, 2 bytes \(4 bits per group in 4\)' -- compress "$tmp/wp.npy" "$tmp/v.npy" "$tmp/m.npy"
 # Edge inputs: each an error naming the file and what is wrong, and no output file left behind.
+expect prune-seed-unused 2 '--seed requires --permute'       -- prune "$tmp/w.npy" "$tmp/x.npy" --seed 5
 expect prune-3of4      2 '3:4 is not one the hardware runs \(supported: 1:4, 2:4, 2:8\)' -- prune "$tmp/w.npy" "$tmp/x.npy" --sparsity 3:4
 expect compress-2of16  2 '2:16 is not one the hardware runs' -- compress "$tmp/w.npy" "$tmp/x.npy" "$tmp/y.npy" --sparsity 2:16
 expect prune-nan       2 'nan.npy: the weight at row 0, column 1 is nan; weights must be finite' -- prune "$tmp/nan.npy" "$tmp/x.npy"
