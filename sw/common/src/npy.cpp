@@ -4,10 +4,7 @@
 #include "nmsa/file_io.hpp"
 
 #include <cctype>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <stdexcept>

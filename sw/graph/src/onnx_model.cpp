@@ -4,14 +4,11 @@
 #include "nmsa/file_io.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 
