@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS      ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all deps configure build test sim lint synth-check synth pnr fpga-report fpga-bench board \
+.PHONY: all deps configure build test sim lint synth-check formal synth pnr fpga-report fpga-bench board \
         bench demo waves clean
 
 all: build
@@ -34,6 +34,11 @@ lint: deps
 
 synth-check: deps
 	bash scripts/synth_check.sh $(BUILD_DIR)/synth
+
+# The formal checks and their self-tests (docs/verification.md): the decoder, the FIFO.
+formal: deps
+	bash scripts/formal.sh $(BUILD_DIR)/formal && bash scripts/formal.sh --selftest $(BUILD_DIR)/formal
+	bash scripts/formal_fifo.sh $(BUILD_DIR)/formal && bash scripts/formal_fifo.sh --selftest $(BUILD_DIR)/formal
 
 # FPGA flow (docs/fpga.md): TARGET=ecp5|ice40|generic, CONFIG=<name in rtl/configs.json>,
 # TOP=<module> (default nmsa_top), SEEDS=1,2,3 for place and route. Results go to
