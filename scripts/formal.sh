@@ -58,6 +58,7 @@ while IFS= read -r line; do
 done < rtl/files.f
 [[ ${#rtl_files[@]} -gt 0 && "${rtl_files[-1]}" == *nmsa_meta_decoder.sv ]] \
   || { echo "formal.sh: nmsa_meta_decoder.sv not in rtl/files.f" >&2; exit 2; }
+source scripts/formal_smtbmc.sh
 harness=tests/formal/nmsa_meta_decoder_fv.sv
 top=nmsa_meta_decoder_fv
 
@@ -90,23 +91,7 @@ EOF
   fi
   local asserts
   asserts="$(grep -oE '^[0-9]+' "$stem.asserts" || echo '?')"
-  local rc=0
-  timeout "$solver_timeout" yosys-smtbmc -s z3 --unroll -t 1 --dump-vcd "$stem.cex.vcd" "$stem.smt2" \
-    > "$stem.smtbmc.log" 2>&1 || rc=$?
-  if [[ $rc -eq 0 ]] && grep -q 'Status: PASSED' "$stem.smtbmc.log"; then
-    run_msg="$asserts assertions proved"
-    return 0
-  elif [[ $rc -eq 1 ]] && grep -q 'Assert failed in' "$stem.smtbmc.log"; then
-    # "Assert failed in top: file:line.col-line.col ($assert...)" -> "file:line"
-    run_msg="assertion $(grep -m1 -oE 'Assert failed in [^:]+: [^:]+:[0-9]+' "$stem.smtbmc.log" \
-      | sed -E 's/^Assert failed in [^:]+: //') failed, counterexample $stem.cex.vcd"
-    return 1
-  elif [[ $rc -eq 124 ]]; then
-    run_msg="solver timeout after ${solver_timeout} s, see $stem.smtbmc.log"
-    return 2
-  fi
-  run_msg="yosys-smtbmc exit $rc, see $stem.smtbmc.log"
-  return 2
+  smtbmc_check "$stem" 1 "$solver_timeout" "$asserts assertions proved"
 }
 
 failures=0

@@ -36,6 +36,7 @@ for tool in yosys yosys-smtbmc z3 timeout; do
   command -v "$tool" >/dev/null || { echo "formal_fifo.sh: '$tool' not found in PATH" >&2; exit 2; }
 done
 
+source scripts/formal_smtbmc.sh
 harness=tests/formal/nmsa_fifo_fv.sv
 top=nmsa_fifo_fv
 steps=12
@@ -64,23 +65,7 @@ EOF
     run_msg="yosys failed, see $stem.yosys.log"
     return 2
   fi
-  local rc=0
-  # --unroll: z3 can stall for minutes on smtbmc's default encoding; unrolled it takes seconds.
-  timeout "$solver_timeout" yosys-smtbmc -s z3 --unroll -t "$steps" --dump-vcd "$stem.cex.vcd" \
-    "$stem.smt2" > "$stem.smtbmc.log" 2>&1 || rc=$?
-  if [[ $rc -eq 0 ]] && grep -q 'Status: PASSED' "$stem.smtbmc.log"; then
-    run_msg="every input sequence of $steps cycles"
-    return 0
-  elif [[ $rc -eq 1 ]] && grep -q 'Assert failed in' "$stem.smtbmc.log"; then
-    run_msg="assertion $(grep -m1 -oE 'Assert failed in [^:]+: [^:]+:[0-9]+' "$stem.smtbmc.log" \
-      | sed -E 's/^Assert failed in [^:]+: //') failed, counterexample $stem.cex.vcd"
-    return 1
-  elif [[ $rc -eq 124 ]]; then
-    run_msg="solver timeout after ${solver_timeout} s"
-    return 2
-  fi
-  run_msg="yosys-smtbmc exit $rc, see $stem.smtbmc.log"
-  return 2
+  smtbmc_check "$stem" "$steps" "$solver_timeout" "every input sequence of $steps cycles"
 }
 
 failures=0
