@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/onnx_data_sets.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/onnx_model.hpp"
 #include "nmsa/runtime.hpp"
@@ -46,32 +47,7 @@ constexpr double kOnnxAtol = 1e-7;
 constexpr double kInt8StepsPerLayer = 4.0 / 127.0;
 const char* const kSuites[] = {"node", "simple", "real", "pytorch-converted", "pytorch-operator"};
 
-struct DataSet {
-  std::vector<nmsa::Tensor> inputs, outputs;
-};
-
-std::vector<DataSet> load_data_sets(const fs::path& dir) {
-  std::vector<fs::path> set_dirs;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) {
-      set_dirs.push_back(e.path());
-    }
-  }
-  std::sort(set_dirs.begin(), set_dirs.end());
-  std::vector<DataSet> sets;
-  for (const fs::path& s : set_dirs) {
-    DataSet d;
-    for (int i = 0; fs::exists(s / ("input_" + std::to_string(i) + ".pb")); ++i) {
-      d.inputs.push_back(nmsa::load_onnx_tensor(s / ("input_" + std::to_string(i) + ".pb")).tensor);
-    }
-    for (int i = 0; fs::exists(s / ("output_" + std::to_string(i) + ".pb")); ++i) {
-      d.outputs.push_back(
-          nmsa::load_onnx_tensor(s / ("output_" + std::to_string(i) + ".pb")).tensor);
-    }
-    sets.push_back(std::move(d));
-  }
-  return sets;
-}
+using DataSet = nmsa::testing::OnnxDataSet;
 
 // The message of a loader or runtime error without the file name in front, for grouping.
 std::string reason_of(const std::string& what, const std::string& path) {
@@ -118,7 +94,7 @@ Outcome run_test(const std::string& suite, const fs::path& dir) {
   std::vector<DataSet> sets;
   try {
     graph = nmsa::load_onnx_model(model_path);
-    sets = load_data_sets(dir);
+    sets = nmsa::testing::load_onnx_data_sets(dir.string());
   } catch (const std::exception& e) {
     o.result = "skipped";
     o.detail = "not loadable: " + reason_of(e.what(), model_path);

@@ -27,6 +27,7 @@
 #include <fnmatch.h>
 #include <gtest/gtest.h>
 
+#include "../common/onnx_data_sets.hpp"
 #include "../common/seed.hpp"
 #include <onnx/onnx_pb.h>
 
@@ -146,36 +147,7 @@ TEST(OnnxNodeData, IsInstalledWithEveryClaimedOperator) {
   }
 }
 
-struct DataSet {
-  std::vector<Tensor> inputs;
-  std::vector<Tensor> outputs;
-};
-
-std::vector<DataSet> load_data_sets(const std::string& dir) {
-  std::vector<std::string> set_dirs;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_directory() && entry.path().filename().string().rfind("test_data_set_", 0) == 0) {
-      set_dirs.push_back(entry.path().string());
-    }
-  }
-  std::sort(set_dirs.begin(), set_dirs.end());
-  std::vector<DataSet> sets;
-  for (const std::string& s : set_dirs) {
-    DataSet d;
-    for (int i = 0;; ++i) {
-      const std::string f = s + "/input_" + std::to_string(i) + ".pb";
-      if (!fs::exists(f)) break;
-      d.inputs.push_back(load_onnx_tensor(f).tensor);
-    }
-    for (int i = 0;; ++i) {
-      const std::string f = s + "/output_" + std::to_string(i) + ".pb";
-      if (!fs::exists(f)) break;
-      d.outputs.push_back(load_onnx_tensor(f).tensor);
-    }
-    sets.push_back(std::move(d));
-  }
-  return sets;
-}
+using DataSet = testing::OnnxDataSet;
 
 float at(const Tensor& t, std::int64_t i) { return t.floats[static_cast<std::size_t>(i)]; }
 
@@ -264,7 +236,7 @@ TEST_P(OnnxNodeTest, MatchesReference) {
   const NodeCase& c = GetParam();
   ASSERT_FALSE(c.name.empty()) << missing_data_message();
   const Graph shipped = load_onnx_model(c.dir + "/model.onnx");
-  const std::vector<DataSet> sets = load_data_sets(c.dir);
+  const std::vector<DataSet> sets = testing::load_onnx_data_sets(c.dir);
   ASSERT_FALSE(sets.empty()) << c.dir << " has no test_data_set_*";
   ASSERT_EQ(shipped.nodes.size() >= 1, true);
   const Node* gemm = nullptr;
