@@ -52,8 +52,31 @@ if not ok:
 need(r["test_images"] == 300, "test_images %s != 300" % r["test_images"])
 for k in ["dense_fp32_accuracy", "dense_int8_accuracy", "sparse_int8_accuracy"]:
     need(0.6 < r[k] <= 1.0, "%s = %s, not a trained model's" % (k, r[k]))
-need(abs(r["quality_delta_pp"] - 100 * (r["sparse_int8_accuracy"] - r["dense_fp32_accuracy"]))
-     < 1e-6, "quality_delta_pp does not match the accuracies")
+need(r["report_format"] == 2, "report_format %s" % r.get("report_format"))
+need(abs(r["quality_delta_pp"] - 100 * (r["sparse_int8_accuracy"] - r["control_fp32_accuracy"]))
+     < 1e-6, "quality_delta_pp is not the deployed model against the equally trained control")
+lo, hi = r["quality_delta_ci95_pp"]
+need(lo <= r["quality_delta_pp"] <= hi and hi - lo > 0, "delta interval [%s, %s]" % (lo, hi))
+# Every accuracy with an interval around it; every comparison with its test and verdict.
+for q in r["quality"]:
+    for k in ["fp32", "int8"]:
+        ci = q[k + "_ci95"]
+        need(ci is not None and ci[0] <= q[k + "_accuracy"] <= ci[1],
+             "%s %s: %s outside its interval %s" % (q["note"] or q["schedule"], k,
+                                                     q[k + "_accuracy"], ci))
+comparisons = r["quality_comparisons"]
+need(len(comparisons) == 6, "%d quality comparisons, want 6" % len(comparisons))
+need(comparisons[0]["delta_pp"] == r["quality_delta_pp"], "headline is not the first comparison")
+for c in comparisons:
+    need(0 <= c["mcnemar_p"] <= 1, "%s: McNemar p %s" % (c["name"], c["mcnemar_p"]))
+    spans = c["ci95_pp"][0] <= 0 <= c["ci95_pp"][1]
+    need((c["verdict"] == "no measurable difference") == spans, "%s: verdict '%s' for %s" %
+         (c["name"], c["verdict"], c["ci95_pp"]))
+    need(abs(c["delta_pp"] - 100.0 * (c["only_a"] - c["only_b"]) / c["images"]) < 1e-9,
+         "%s: delta does not match the discordant counts" % c["name"])
+b = r["equal_budget"]
+need(b["shapes_searched"] > 1 and 0 < b["predicted_budget_use"] <= 1,
+     "equal budget: %s shapes, budget use %s" % (b["shapes_searched"], b["predicted_budget_use"]))
 # 2:4 on the same multipliers: at most 2x, and the pipeline keeps it close.
 need(1.5 < r["effective_speedup"] <= 2.05, "effective_speedup %s" % r["effective_speedup"])
 need(r["batches"] == 6, "batches %s != 6 (300 images in batches of 50)" % r["batches"])

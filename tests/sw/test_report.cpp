@@ -140,14 +140,15 @@ TEST(ReportTest, JsonHasEveryKeyInOrder) {
   auto j = nlohmann::ordered_json::parse(report_json(make_sample_report()));
   const char* const keys[] = {
       "title", "dataset", "test_images", "device", "clock_mhz", "dense_fp32_accuracy",
-      "dense_int8_accuracy", "sparse_fp32_accuracy", "sparse_int8_accuracy", "quality_delta_pp",
+      "dense_int8_accuracy", "sparse_fp32_accuracy", "sparse_int8_accuracy",
+      "control_fp32_accuracy", "quality_baseline", "quality_delta_pp", "quality_delta_ci95_pp",
       "effective_speedup", "all_sparse_speedup_predicted", "latency_cycles_p50",
       "latency_cycles_p95", "latency_cycles_p99", "latency_us_p50", "latency_us_p95",
       "latency_us_p99", "dense_latency_cycles_p50", "dense_latency_cycles_p95",
       "dense_latency_cycles_p99", "fallback_layers", "fallback_cycles", "fallback_cycle_share",
       "pe_utilization", "weight_bytes_dense", "weight_bytes_deployed", "meta_bytes", "meta_share",
       "dma_read_bytes", "dma_meta_bytes", "batches", "batches_bit_exact_golden",
-      "batches_bit_exact_model", "layers", "quality", "schedules", "latency", "equal_budget",
+      "batches_bit_exact_model", "layers", "quality", "quality_comparisons", "schedules", "latency", "equal_budget",
       "targets", "tags", "notes"};
   std::vector<std::string> order;
   for (const auto& item : j.items()) order.push_back(item.key());
@@ -187,6 +188,26 @@ TEST(ReportTest, JsonFiguresMatchTheReport) {
             r.deployed_latency.total_cycles());
 }
 
+TEST(ReportTest, QualityCarriesIntervalsAndPairedTests) {
+  const DeploymentReport r = make_sample_report();
+  auto j = nlohmann::json::parse(report_json(r));
+  EXPECT_DOUBLE_EQ(j["quality_delta_ci95_pp"][0].get<double>(), r.quality_delta_ci95_pp.lo);
+  EXPECT_DOUBLE_EQ(j["quality"][0]["int8_ci95"][1].get<double>(), r.quality[0].int8_ci95.hi);
+  ASSERT_EQ(j["quality_comparisons"].size(), 2u);
+  EXPECT_EQ(j["quality_comparisons"][0]["verdict"], "no measurable difference");  // [-0.71, 0]
+  EXPECT_EQ(j["quality_comparisons"][1]["verdict"], "A better");
+  EXPECT_EQ(j["quality_comparisons"][1]["only_a"].get<int>(), 201);
+  EXPECT_DOUBLE_EQ(j["equal_budget"]["predicted_budget_use"].get<double>(),
+                   r.equal_budget->predicted_budget_use());
+  const std::string md = report_markdown(r);
+  EXPECT_NE(md.find("-0.36 pp [-0.71, +0.00]"), std::string::npos);
+  EXPECT_NE(md.find("| deployed 2:4 vs dense, equal training |"), std::string::npos);
+  EXPECT_NE(md.find("no measurable difference"), std::string::npos);
+  EXPECT_NE(md.find("89.21% [88.61, 89.81]"), std::string::npos);
+  EXPECT_NE(md.find("425 candidates"), std::string::npos);
+  EXPECT_NE(report_html(r).find("McNemar"), std::string::npos);
+}
+
 TEST(ReportTest, NotMeasuredBecomesNull) {
   DeploymentReport r;  // nothing measured
   r.layers.push_back(ReportLayer{});
@@ -197,7 +218,8 @@ TEST(ReportTest, NotMeasuredBecomesNull) {
   for (const char* key : {"dense_fp32_accuracy", "sparse_int8_accuracy", "quality_delta_pp",
                           "effective_speedup", "all_sparse_speedup_predicted",
                           "latency_cycles_p99", "latency_us_p50", "dense_latency_cycles_p95",
-                          "meta_share", "equal_budget", "clock_mhz"}) {
+                          "meta_share", "equal_budget", "clock_mhz", "quality_delta_ci95_pp",
+                          "control_fp32_accuracy"}) {
     EXPECT_TRUE(j[key].is_null()) << key << " = " << j[key].dump();
   }
   EXPECT_TRUE(j["layers"][0]["sensitivity_pp"].is_null());
@@ -318,9 +340,10 @@ TEST(ReportTest, MarkdownHasTheHeadlineFigures) {
   char speedup[32];
   std::snprintf(speedup, sizeof speedup, "%.2fx", r.effective_speedup);
   EXPECT_NE(text.find("| sparse INT8 top-1 (deployed) | 89.05% |"), std::string::npos);
-  EXPECT_NE(text.find("| dense FP32 top-1 | 89.34% |"), std::string::npos);
+  EXPECT_NE(text.find("| dense FP32 top-1 (first training run) | 89.34% |"), std::string::npos);
   EXPECT_NE(text.find(std::string("| ") + speedup + " |"), std::string::npos) << speedup;
-  EXPECT_NE(text.find("| quality delta (sparse INT8 - dense FP32) | -0.29 pp |"),
+  EXPECT_NE(text.find("| quality delta (sparse INT8 - baseline) [95% CI] | -0.36 pp "
+                      "[-0.71, +0.00] |"),
             std::string::npos);
   // p99 in cycles and in microseconds at 200 MHz, both with thousands separators.
   auto with_commas = [](std::string digits) {

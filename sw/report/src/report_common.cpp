@@ -107,6 +107,28 @@ std::string signed_pp(double pp) {
   return (pp >= 0 ? "+" : "") + fixed(pp, 2) + " pp";
 }
 
+std::string percent_with_ci(double fraction, const Interval& ci95) {
+  if (!measured(ci95.lo) || !measured(ci95.hi)) return percent(fraction);
+  return percent(fraction) + " [" + fixed(100.0 * ci95.lo, 2) + ", " + fixed(100.0 * ci95.hi, 2) +
+         "]";
+}
+
+std::string interval_pp(const Interval& ci95_pp) {
+  if (!measured(ci95_pp.lo) || !measured(ci95_pp.hi)) return "n/a";
+  const auto bound = [](double v) { return (v >= 0 ? "+" : "") + fixed(v, 2); };
+  return "[" + bound(ci95_pp.lo) + ", " + bound(ci95_pp.hi) + "]";
+}
+
+std::string signed_pp_with_ci(double pp, const Interval& ci95_pp) {
+  if (!measured(ci95_pp.lo) || !measured(ci95_pp.hi)) return signed_pp(pp);
+  return signed_pp(pp) + " " + interval_pp(ci95_pp);
+}
+
+std::string p_value(double p) {
+  if (!measured(p)) return "n/a";
+  return p < 1e-4 ? "< 0.0001" : fixed(p, 4);
+}
+
 std::string times(double x) { return measured(x) ? fixed(x, 2) + "x" : "n/a"; }
 
 std::string grouped(std::uint64_t v) {

@@ -62,6 +62,14 @@ std::vector<std::vector<std::string>> hardware_rows(const HardwareCost& h);
 std::string fixed(double v, int digits);
 std::string percent(double fraction, int digits = 2);
 std::string signed_pp(double pp);
+// "89.12% [88.50, 89.73]": an accuracy and its 95% interval, in percent.
+std::string percent_with_ci(double fraction, const Interval& ci95);
+// "[-0.51, +0.05]": an interval of differences in pp, or "n/a".
+std::string interval_pp(const Interval& ci95_pp);
+// "-0.23 pp [-0.51, +0.05]": a difference and its 95% interval.
+std::string signed_pp_with_ci(double pp, const Interval& ci95_pp);
+// McNemar's p, "0.0021" or "< 0.0001".
+std::string p_value(double p);
 std::string times(double x);
 std::string grouped(std::uint64_t v);
 std::string microseconds(const DeploymentReport& r, std::uint64_t cycles);

@@ -125,7 +125,9 @@ Section summary(const DeploymentReport& r, const Derived& d) {
   s.blocks.push_back(cards(
       {{"sparse INT8 top-1", percent(r.sparse_int8_accuracy),
         "dense FP32 " + percent(r.dense_fp32_accuracy)},
-       {"quality delta", signed_pp(r.quality_delta_pp), "sparse INT8 vs dense FP32"},
+       {"quality delta", signed_pp(r.quality_delta_pp),
+        "sparse INT8 vs " + or_dash(r.quality_baseline) + ", 95% CI " +
+            interval_pp(r.quality_delta_ci95_pp)},
        {"effective speedup", times(r.effective_speedup), "all dense / deployed device cycles"},
        {"p99 latency", has_latency(d.deployed) ? grouped(d.deployed.p99) : "n/a",
         has_latency(d.deployed) ? "cycles per batch (" + microseconds(r, d.deployed.p99) + ")"
@@ -141,11 +143,15 @@ Section summary(const DeploymentReport& r, const Derived& d) {
   };
   if (!r.clock_source.empty()) t.rows.push_back({"clock source", r.clock_source});
   const std::vector<std::vector<Inline>> figures = {
-      {"dense FP32 top-1", percent(r.dense_fp32_accuracy)},
-      {"dense INT8 top-1", percent(r.dense_int8_accuracy)},
+      {"dense FP32 top-1 (first training run)", percent(r.dense_fp32_accuracy)},
+      {"dense INT8 top-1 (first training run)", percent(r.dense_int8_accuracy)},
+      {"dense control FP32 top-1 (trained as long as the sparse models)",
+       percent(r.control_fp32_accuracy)},
       {"sparse FP32 top-1", percent(r.sparse_fp32_accuracy)},
       {"sparse INT8 top-1 (deployed)", percent(r.sparse_int8_accuracy)},
-      {"quality delta (sparse INT8 - dense FP32)", signed_pp(r.quality_delta_pp)},
+      {"quality baseline", or_dash(r.quality_baseline)},
+      {"quality delta (sparse INT8 - baseline) [95% CI]",
+       signed_pp_with_ci(r.quality_delta_pp, r.quality_delta_ci95_pp)},
       {"effective speedup (all dense / deployed cycles)", times(r.effective_speedup)},
       {"all-sparse speedup (predicted)", times(r.all_sparse_speedup_predicted)},
   };
@@ -342,19 +348,46 @@ Section latency(const DeploymentReport& r, const Derived& d) {
 Section quality(const DeploymentReport& r) {
   Section s{"quality", "Quality", {}, false, ""};
   if (r.quality.empty()) return missing_section(s);
-  Table t{{"model", "schedule", "permuted", "FP32 top-1", "INT8 top-1", "INT8 measured on",
-           "note"},
+  s.blocks.push_back(paragraph(
+      "Top-1 on the test set with its 95% bootstrap interval over the test images. The INT8 "
+      "figures of the golden model (Eigen INT8) are what the device computes bit for bit on the "
+      "batches it ran; only those marked rtl were measured on the RTL."));
+  Table t{{"model", "schedule", "permuted", "FP32 top-1 [95% CI]", "INT8 top-1 [95% CI]",
+           "INT8 measured on", "note"},
           {},
           "lllrrll",
           false,
           false};
   for (const auto& q : r.quality) {
     t.rows.push_back({q.deployed ? q.model + " " + status(true, "deployed") : Inline(q.model),
-                      q.schedule, q.permuted ? "yes" : "no", percent(q.fp32_accuracy),
-                      percent(q.int8_accuracy), or_dash(q.int8_measured_on), q.note});
+                      q.schedule, q.permuted ? "yes" : "no",
+                      percent_with_ci(q.fp32_accuracy, q.fp32_ci95),
+                      percent_with_ci(q.int8_accuracy, q.int8_ci95), or_dash(q.int8_measured_on),
+                      q.note});
   }
   s.blocks.push_back(table_block(std::move(t)));
   s.blocks.push_back(figure(quality_figure(r)));
+  if (!r.comparisons.empty()) {
+    s.blocks.push_back(heading("Paired comparisons"));
+    s.blocks.push_back(paragraph(
+        "Each pair of models classified the same test images. The difference A - B has a 95% "
+        "paired bootstrap interval; McNemar's exact test looks only at the images one model gets "
+        "right and the other wrong. An interval that spans zero is no measurable difference."));
+    Table c{{"comparison", "A", "B", "A - B [95% CI]", "only A / only B right", "McNemar p",
+             "verdict", "measured on"},
+            {},
+            "lllrrrll",
+            false,
+            false};
+    for (const auto& p : r.comparisons) {
+      const std::string verdict = p.verdict();
+      c.rows.push_back({p.name, p.a, p.b, signed_pp_with_ci(p.delta_pp, p.ci95_pp),
+                        grouped(p.only_a) + " / " + grouped(p.only_b), p_value(p.mcnemar_p),
+                        verdict == "no measurable difference" ? Inline(verdict) : strong(verdict),
+                        or_dash(p.measured_on)});
+    }
+    s.blocks.push_back(table_block(std::move(c)));
+  }
   return s;
 }
 
@@ -368,15 +401,20 @@ Section equal_budget(const DeploymentReport& r) {
           false,
           false};
   t.rows = {{"dense (the budget)", b.dense_model, grouped(b.budget_cycles_p50),
-             microseconds(r, b.budget_cycles_p50), "-", percent(b.dense_int8_accuracy)},
+             microseconds(r, b.budget_cycles_p50), grouped(b.predicted_budget_cycles),
+             percent(b.dense_int8_accuracy)},
             {"wider sparse", b.sparse_model, grouped(b.sparse_cycles_p50),
              microseconds(r, b.sparse_cycles_p50), grouped(b.predicted_sparse_cycles),
              percent(b.sparse_int8_accuracy)}};
   s.blocks.push_back(table_block(std::move(t)));
   s.blocks.push_back(paragraph(
-      "Fits the budget: " + status(b.fits(), "yes", "no") + "; INT8 top-1 " +
-      signed_pp(100.0 * (b.sparse_int8_accuracy - b.dense_int8_accuracy)) +
-      " against the dense model at the same latency."));
+      "The wider shape is the one of " + std::to_string(b.shapes_searched) +
+      " candidates whose all-sparse batch the cycle model predicts closest to the budget without "
+      "exceeding it: it uses " + percent(b.predicted_budget_use(), 1) +
+      " of the predicted budget. Fits the measured budget: " + status(b.fits(), "yes", "no") +
+      "; INT8 top-1 " + signed_pp(100.0 * (b.sparse_int8_accuracy - b.dense_int8_accuracy)) +
+      " against the dense model of the same training budget at the same latency (" +
+      or_dash(b.accuracy_measured_on) + "; its interval is under Quality, paired comparisons)."));
   return s;
 }
 

@@ -26,6 +26,25 @@ Json us_if(const DeploymentReport& r, bool known, std::uint64_t cycles) {
   return known && has_clock(r) ? Json(static_cast<double>(cycles) / r.clock_mhz) : Json(nullptr);
 }
 
+// [lo, hi], or null when not measured.
+Json interval(const Interval& i) {
+  return measured(i.lo) && measured(i.hi) ? Json::array({i.lo, i.hi}) : Json(nullptr);
+}
+
+Json comparison_json(const PairedComparison& c) {
+  return Json{{"name", c.name},
+              {"a", c.a},
+              {"b", c.b},
+              {"measured_on", c.measured_on},
+              {"delta_pp", number(c.delta_pp)},
+              {"ci95_pp", interval(c.ci95_pp)},
+              {"only_a", c.only_a},
+              {"only_b", c.only_b},
+              {"images", c.images},
+              {"mcnemar_p", number(c.mcnemar_p)},
+              {"verdict", c.verdict()}};
+}
+
 Json latency_json(const LatencySummary& l) {
   const bool known = has_latency(l);
   Json j;
@@ -79,7 +98,10 @@ std::string report_json(const DeploymentReport& r) {
   j["dense_int8_accuracy"] = number(r.dense_int8_accuracy);
   j["sparse_fp32_accuracy"] = number(r.sparse_fp32_accuracy);
   j["sparse_int8_accuracy"] = number(r.sparse_int8_accuracy);
+  j["control_fp32_accuracy"] = number(r.control_fp32_accuracy);
+  j["quality_baseline"] = r.quality_baseline;
   j["quality_delta_pp"] = number(r.quality_delta_pp);
+  j["quality_delta_ci95_pp"] = interval(r.quality_delta_ci95_pp);
   j["effective_speedup"] = number(r.effective_speedup);
   j["all_sparse_speedup_predicted"] = number(r.all_sparse_speedup_predicted);
   j["latency_cycles_p50"] = cycles_if(lat, d.deployed.p50);
@@ -137,12 +159,17 @@ std::string report_json(const DeploymentReport& r) {
     e["permuted"] = q.permuted;
     e["fp32_accuracy"] = number(q.fp32_accuracy);
     e["int8_accuracy"] = number(q.int8_accuracy);
+    e["fp32_ci95"] = interval(q.fp32_ci95);
+    e["int8_ci95"] = interval(q.int8_ci95);
     e["int8_measured_on"] = q.int8_measured_on;
     e["deployed"] = q.deployed;
     e["note"] = q.note;
     quality.push_back(std::move(e));
   }
   j["quality"] = std::move(quality);
+  Json comparisons = Json::array();
+  for (const auto& c : r.comparisons) comparisons.push_back(comparison_json(c));
+  j["quality_comparisons"] = std::move(comparisons);
 
   Json schedules = Json::array();
   for (const auto& c : r.schedules) {
@@ -175,9 +202,13 @@ std::string report_json(const DeploymentReport& r) {
     e["sparse_model"] = b.sparse_model;
     e["budget_cycles_p50"] = b.budget_cycles_p50;
     e["sparse_cycles_p50"] = b.sparse_cycles_p50;
+    e["predicted_budget_cycles"] = b.predicted_budget_cycles;
     e["predicted_sparse_cycles"] = b.predicted_sparse_cycles;
+    e["predicted_budget_use"] = number(b.predicted_budget_use());
+    e["shapes_searched"] = b.shapes_searched;
     e["dense_int8_accuracy"] = number(b.dense_int8_accuracy);
     e["sparse_int8_accuracy"] = number(b.sparse_int8_accuracy);
+    e["accuracy_measured_on"] = b.accuracy_measured_on;
     e["fits"] = b.fits();
     j["equal_budget"] = std::move(e);
   } else {

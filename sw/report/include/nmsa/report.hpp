@@ -18,13 +18,19 @@
 #include <utility>
 #include <vector>
 
+#include "nmsa/accuracy_stats.hpp"
+
 namespace nmsa {
 
 inline constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 // report.json's "report_format": raised when a key changes meaning or goes away (adding keys
 // keeps it), so that a reader can refuse a file it would misread.
-inline constexpr int kReportFormatVersion = 1;
+// Format 2: quality_delta_pp is measured against the dense control trained as long as the sparse
+// models (quality_baseline), no longer against the dense model of the first training run.
+inline constexpr int kReportFormatVersion = 2;
+
+inline constexpr Interval kNoInterval{kNotMeasured, kNotMeasured};
 
 // One row of the supported layer matrix, with the layer's cost on the device.
 struct ReportLayer {
@@ -64,6 +70,8 @@ struct QualityRow {
   std::string int8_measured_on;  // "rtl:default", "model:default", "golden (Eigen INT8)"
   bool deployed = false;         // the model the deployment report is about
   std::string note;              // e.g. "equal latency budget"
+  Interval fp32_ci95 = kNoInterval;  // 95% bootstrap intervals over the test images
+  Interval int8_ci95 = kNoInterval;
 };
 
 // The pruning schedule of one recipe over its fine-tuning run, for the schedule plot.
@@ -96,16 +104,26 @@ std::uint64_t percentile_cycles(std::vector<std::uint64_t> values, double p);
 void compute_percentiles(LatencySummary& latency);
 
 // The equal-latency-budget comparison: the all-dense INT8 model's device latency is the budget; a
-// wider N:M model chosen to fit it.
+// wider N:M model chosen to fit it. Its accuracy is compared with the dense model of the same
+// training budget (the control), whose latency is the dense model's: the same shape.
 struct EqualBudget {
   std::string dense_model;   // "784-512-256-10"
   std::string sparse_model;  // "784-1024-512-10"
   std::uint64_t budget_cycles_p50 = 0;   // the dense model's measured p50 per batch
   std::uint64_t sparse_cycles_p50 = 0;   // the wider sparse model's measured p50 per batch
-  std::uint64_t predicted_sparse_cycles = 0;  // what the cycle model predicted when sizing it
+  // The cycle model's predictions when sizing it: the budget and the chosen shape's cycles.
+  std::uint64_t predicted_budget_cycles = 0;
+  std::uint64_t predicted_sparse_cycles = 0;
+  int shapes_searched = 0;  // candidate shapes the cycle model priced
   double dense_int8_accuracy = kNotMeasured;
   double sparse_int8_accuracy = kNotMeasured;
+  std::string accuracy_measured_on;  // where the two INT8 accuracies come from
   bool fits() const { return sparse_cycles_p50 <= budget_cycles_p50; }
+  double predicted_budget_use() const {  // predicted sparse cycles / predicted budget
+    return predicted_budget_cycles == 0 ? kNotMeasured
+                                        : static_cast<double>(predicted_sparse_cycles) /
+                                              static_cast<double>(predicted_budget_cycles);
+  }
 };
 
 // A target of the demo, as printed and reported: measured against required, met or not.
@@ -153,11 +171,19 @@ struct DeploymentReport {
   std::optional<HardwareCost> hardware;  // the equal-area comparison, when both designs were measured
 
   // Headline figures (report.json top-level keys of the same names).
-  double dense_fp32_accuracy = kNotMeasured;
+  double dense_fp32_accuracy = kNotMeasured;   // the dense model of the first training run
   double dense_int8_accuracy = kNotMeasured;
   double sparse_fp32_accuracy = kNotMeasured;  // the deployed model before quantization
   double sparse_int8_accuracy = kNotMeasured;  // the deployed model on the device
-  double quality_delta_pp = kNotMeasured;      // (sparse_int8 - dense_fp32) * 100
+  // What the quality delta is measured against: the dense model trained as long as the sparse
+  // ones (the control), in FP32.
+  std::string quality_baseline;
+  double control_fp32_accuracy = kNotMeasured;
+  double quality_delta_pp = kNotMeasured;  // (sparse_int8 - control_fp32) * 100
+  Interval quality_delta_ci95_pp = kNoInterval;
+  // Every paired comparison of the quality section (the headline delta first), each with its
+  // interval and McNemar's test on the same test images.
+  std::vector<PairedComparison> comparisons;
   // All-dense cycles over deployed cycles for the whole test set, same RTL, same batches.
   double effective_speedup = kNotMeasured;
   // The same if every fallback layer ran sparse too (cycle-model prediction of the all-sparse

@@ -22,4 +22,10 @@ std::uint64_t predict_mlp_batch_cycles(const DeviceCaps& caps, const std::vector
                                        Eigen::Index rows, GemmMode mode,
                                        const PerfModelParams& memory = {});
 
+// One layer of that sum: `in` features to `out`, a hidden layer (epilogue and ReLU) unless
+// `last`. For searches that price many networks sharing layers.
+std::uint64_t predict_mlp_layer_cycles(const DeviceCaps& caps, int in, int out, bool last,
+                                       Eigen::Index rows, GemmMode mode,
+                                       const PerfModelParams& memory = {});
+
 }  // namespace nmsa
