@@ -19,32 +19,18 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "nmsa/bandwidth_lens.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/gemm_program.hpp"
 
 namespace {
 
-struct Layer {
-  std::string family, name;
-  std::int64_t rows, k, n;
-  int count = 1;  // how many times the network has the layer (for the whole-network ratio)
-};
-
-const std::vector<Layer>& layers() {
-  static const std::vector<Layer> l{
-      {"bert", "qkv", 128, 768, 2304, 12},
-      {"bert", "attention_output", 128, 768, 768, 12},
-      {"bert", "ffn_up", 128, 768, 3072, 12},
-      {"bert", "ffn_down", 128, 3072, 768, 12},
-      {"resnet50", "conv1_7x7_s2", 112 * 112, 3 * 49, 64, 1},
-      {"resnet50", "layer1_1x1_reduce", 56 * 56, 256, 64, 3},
-      {"resnet50", "layer1_3x3", 56 * 56, 64 * 9, 64, 3},
-      {"resnet50", "layer1_1x1_expand", 56 * 56, 64, 256, 3},
-      {"resnet50", "layer2_3x3", 28 * 28, 128 * 9, 128, 4},
-      {"resnet50", "layer3_3x3", 14 * 14, 256 * 9, 256, 6},
-      {"resnet50", "layer4_3x3", 7 * 7, 512 * 9, 512, 3},
-      {"resnet50", "fc", 1, 2048, 1000, 1},
-  };
+// BERT-base and ResNet-50: the production families of the bandwidth lens's workloads.
+std::vector<nmsa::LensLayer> layers() {
+  std::vector<nmsa::LensLayer> l;
+  for (const nmsa::LensLayer& layer : nmsa::lens_workloads()) {
+    if (layer.family == "bert" || layer.family == "resnet50") l.push_back(layer);
+  }
   return l;
 }
 
@@ -84,7 +70,7 @@ int main(int argc, char** argv) {
     bench::Json rows = bench::Json::array();
     std::map<std::string, std::pair<double, double>> network;  // family -> (sparse, dense) cycles
     double worst_weight_ratio = 0;
-    for (const Layer& l : layers()) {
+    for (const nmsa::LensLayer& l : layers()) {
       nmsa::GemmOptions options;
       options.mode = nmsa::GemmMode::SPARSE;
       const nmsa::GemmEstimate s = nmsa::estimate_gemm(caps, l.rows, l.k, l.n, options, perf);

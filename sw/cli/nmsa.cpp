@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "nmsa/bandwidth_lens.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/file_io.hpp"
 #include "nmsa/gemm_program.hpp"
@@ -792,6 +793,62 @@ int cmd_gate(const GateArgs& a) {
   return result.pass ? 0 : 1;
 }
 
+// --- nmsa sweep ----------------------------------------------------------------------------------
+
+struct SweepArgs {
+  std::string config = "default";
+  std::string out = "build/sweep";
+  nmsa::LensSettings settings;
+};
+
+CLI::App* add_sweep(CLI::App& app, SweepArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "the bandwidth lens: sparse and dense cycles against host-memory bandwidth, AXI "
+               "width and read latency");
+  cmd->footer(
+      "Prices every layer of the workload families (mlp, cnn, bert, resnet50) sparse and dense\n"
+      "with the cycle model over a grid of host-memory bandwidths and AXI data widths (at one read\n"
+      "latency) and of read latencies (at one bandwidth). Prints each family's knee (where it\n"
+      "becomes compute-bound) and its speedup there, memory-bound and compute-bound; writes\n"
+      "OUT/sweep.json and OUT/sweep.html (docs/bandwidth.md). Predictions, not RTL runs.\n");
+  cmd->add_option("--config", a.config, "configuration of rtl/configs.json (default: default)");
+  cmd->add_option("--out", a.out, "output directory (default build/sweep)");
+  cmd->add_option("--bytes-per-cycle", a.settings.bytes_per_cycle,
+                  "host-memory bandwidths to sweep (default 1 2 4 8 16 32 64)")
+      ->check(nmsa::cli::number_in(0.01, 4096.0));
+  cmd->add_option("--latency", a.settings.read_latency,
+                  "read latencies in cycles to sweep (default 50 100 200 500 1000)")
+      ->check(nmsa::cli::integer_in(1, 1000000));
+  cmd->add_option("--axi-width", a.settings.axi_data_w, "AXI data widths, 32 and/or 64 bits")
+      ->check(CLI::IsMember({32, 64}));
+  cmd->add_option("--family", a.settings.families,
+                  "workload families to sweep (default all: mlp cnn bert resnet50)");
+  return cmd;
+}
+
+int cmd_sweep(const SweepArgs& a) {
+  const nmsa::DeviceCaps caps = nmsa::make_model_device(a.config)->caps();
+  const nmsa::LensResult r = nmsa::run_bandwidth_lens(caps, a.settings);
+  std::printf("bandwidth lens on %s (cycle-model predictions, AXI %d bits, read latency %d)\n\n",
+              r.device.c_str(), caps.axi_data_w, r.settings.base_latency);
+  std::printf("%-9s %12s %12s %10s %10s %10s %8s %12s\n", "family", "knee sparse", "knee dense",
+              "at knee", "compute", "memory", "bytes", "gain < 1.1x");
+  for (const nmsa::LensFamily& f : r.families) {
+    std::printf("%-9s %8.0f B/c %8.0f B/c %9.2fx %9.2fx %9.2fx %7.2fx %12s\n", f.family.c_str(),
+                f.knee_sparse, f.knee_dense, f.speedup_at_knee, f.speedup_compute_bound,
+                f.speedup_memory_bound, f.bytes_ratio,
+                f.vanishes_below > 0 ? (std::to_string(static_cast<int>(f.vanishes_below)) +
+                                        " B/c and below").c_str()
+                                     : "never");
+  }
+  const std::filesystem::path dir(a.out);
+  std::filesystem::create_directories(dir);
+  nmsa::write_files_atomically({{(dir / "sweep.json").string(), nmsa::lens_json(r)},
+                                {(dir / "sweep.html").string(), nmsa::lens_html(r)}});
+  std::printf("\nwrote %s and %s\n", (dir / "sweep.json").c_str(), (dir / "sweep.html").c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -804,19 +861,21 @@ int main(int argc, char** argv) {
   CompressArgs compress;
   RunArgs run;
   GateArgs gate;
+  SweepArgs sweep;
   CLI::App* info_cmd = add_info(app, info);
   CLI::App* gemm_cmd = add_gemm(app, gemm);
   CLI::App* prune_cmd = add_prune(app, prune);
   CLI::App* compress_cmd = add_compress(app, compress);
   CLI::App* run_cmd = add_run(app, run);
   CLI::App* gate_cmd = add_gate(app, gate);
+  CLI::App* sweep_cmd = add_sweep(app, sweep);
   // CLI11 would answer "a subcommand is required" for a misspelt command: name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     try {
       (void)app.get_subcommand(argv[1]);
     } catch (const CLI::OptionNotFound&) {
       std::cerr << "nmsa: unknown command '" << argv[1]
-                << "' (commands: info, gemm, prune, compress, run, gate)\n";
+                << "' (commands: info, gemm, prune, compress, run, gate, sweep)\n";
       return 2;
     }
   }
@@ -832,6 +891,7 @@ int main(int argc, char** argv) {
     if (*compress_cmd) return cmd_compress(compress);
     if (*run_cmd) return cmd_run(run);
     if (*gate_cmd) return cmd_gate(gate);
+    if (*sweep_cmd) return cmd_sweep(sweep);
     return 2;  // require_subcommand(1) leaves no other case
   } catch (const UsageError& e) {
     std::cerr << "nmsa: " << e.what() << "\n";

@@ -151,6 +151,18 @@ expect gate-no-cand    2 '--candidate is required'             -- "${g[@]}" --mi
 expect gate-bad-limit  2 "--min-speedup: 'fast' is not a number" -- "${g[@]}" --candidate "$tmp/good.json" --min-speedup fast
 expect gate-positional 2 'not expected: .*good.json'           -- "${g[@]}" --candidate "$tmp/good.json" "$tmp/good.json" --min-speedup 1
 
+# The bandwidth lens: one family, written and readable; bad grids are usage errors.
+expect sweep-mlp      0 'mlp +8 B/c +8 B/c'                   -- sweep --family mlp --out "$tmp/sweep"
+expect sweep-grid     0 'wrote .*sweep2/sweep.json'          -- sweep --family mlp --bytes-per-cycle 4 16 --latency 100 --out "$tmp/sweep2"
+if grep -q '<svg' "$tmp/sweep/sweep.html" && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/sweep/sweep.json"; then
+  passed=$((passed + 1)); echo "PASS sweep-outputs"
+else
+  failed=$((failed + 1)); echo "FAIL sweep-outputs: sweep.html or sweep.json missing or malformed"
+fi
+expect sweep-family   2 "unknown workload family 'gpt'"       -- sweep --family gpt --out "$tmp/sweep3"
+expect sweep-axi      2 '--axi-width: 128 not in'             -- sweep --axi-width 128 --out "$tmp/sweep3"
+expect sweep-bw       2 '--bytes-per-cycle: 0 is outside'     -- sweep --bytes-per-cycle 0 --out "$tmp/sweep3"
+
 # The board backend on the simulated board, through its pseudo-terminal.
 coproc SIM { "$board_sim"; }
 read -r -t 30 pty <&"${SIM[0]}" || pty=""

@@ -101,6 +101,7 @@ struct Document {
   std::string title;
   std::vector<std::string> subtitle;  // dataset, device, clock
   std::vector<Section> sections;
+  std::string footer;  // empty: the deployment report's (its format and report.json)
 };
 
 Document report_document(const DeploymentReport& r);

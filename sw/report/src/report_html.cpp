@@ -189,9 +189,13 @@ std::string render_html(const Document& doc) {
     for (const Block& b : s.blocks) out << html_block(b);
     out << "</section>\n";
   }
-  out << "<footer>report format " << kReportFormatVersion
-      << " &middot; written by libnmsa (report.json holds every figure)</footer>\n"
-      << "</main>\n</body>\n</html>\n";
+  if (doc.footer.empty()) {
+    out << "<footer>report format " << kReportFormatVersion
+        << " &middot; written by libnmsa (report.json holds every figure)</footer>\n";
+  } else {
+    out << "<footer>" << esc(doc.footer) << "</footer>\n";
+  }
+  out << "</main>\n</body>\n</html>\n";
   return out.str();
 }
 
