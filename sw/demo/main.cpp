@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "nmsa/accuracy_stats.hpp"
+#include "nmsa/bandwidth_lens.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/fpga_results.hpp"
 #include "nmsa/int8_mlp.hpp"
@@ -666,6 +667,13 @@ int run_demo(const DemoOptions& opt) {
   rep.effective_speedup = static_cast<double>(rtl_dense.total_cycles()) /
                           static_cast<double>(rtl_dep.total_cycles());
   set_clock_and_hardware_cost(rep, opt, caps, base_sizes, batch, perf);
+  {
+    // The deployed network at other host memories (the lens's MLP is the demo's base network).
+    LensSettings lens;
+    lens.families = {"mlp"};
+    rep.bandwidth_lens = run_bandwidth_lens(caps, lens);
+    rep.memory_bytes_per_cycle = perf.dma_bytes_per_cycle;
+  }
   // What the fallbacks cost: the cycle model's all-dense over all-sparse ratio for the same
   // batches (a ratio of two predictions, so that the memory model's random gaps cancel).
   auto predict_run = [&](GemmMode mode) {

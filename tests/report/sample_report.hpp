@@ -198,6 +198,37 @@ inline DeploymentReport make_sample_report() {
   }
   r.schedules = {oneshot, gradual};
 
+  // The bandwidth lens of the MLP: memory-bound at 1-4 B/cycle, compute-bound from 8 on.
+  LensResult lens;
+  lens.device = "8x8 2:4, 8/32 bit, AXI 64";
+  lens.settings.bytes_per_cycle = {1, 2, 4, 8, 16};
+  lens.settings.axi_data_w = {64};
+  const double sparse_at[] = {905000, 452600, 241800, 120300, 120100};
+  const double dense_at[] = {1316000, 658100, 412900, 227600, 227500};
+  for (std::size_t i = 0; i < 5; ++i) {
+    LensPoint p;
+    p.family = "mlp";
+    p.bytes_per_cycle = lens.settings.bytes_per_cycle[i];
+    p.read_latency = 100;
+    p.axi_data_w = 64;
+    p.sparse_cycles = static_cast<std::uint64_t>(sparse_at[i]);
+    p.dense_cycles = static_cast<std::uint64_t>(dense_at[i]);
+    p.sparse_bound = i < 3 ? "memory" : "compute";
+    p.dense_bound = i < 3 ? "memory" : "compute";
+    lens.bandwidth.push_back(p);
+  }
+  LensFamily mlp;
+  mlp.family = "mlp";
+  mlp.bytes_ratio = 1.45;
+  mlp.knee_sparse = 8;
+  mlp.knee_dense = 8;
+  mlp.speedup_at_knee = dense_at[3] / sparse_at[3];
+  mlp.speedup_compute_bound = dense_at[4] / sparse_at[4];
+  mlp.speedup_memory_bound = dense_at[0] / sparse_at[0];
+  lens.families = {mlp};
+  r.bandwidth_lens = lens;
+  r.memory_bytes_per_cycle = 16;
+
   EqualBudget budget;
   budget.dense_model = "784-512-256-10";
   budget.sparse_model = "784-768-384-10";

@@ -78,10 +78,10 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
-const char* const kSectionIds[] = {"summary",  "targets",     "layers",       "speedup",
-                                   "hardware", "fallback",    "utilization",  "metadata",
-                                   "latency",  "quality",     "equal-budget", "schedule",
-                                   "cross-checks", "tags",    "notes"};
+const char* const kSectionIds[] = {"summary",     "targets",      "layers",   "speedup",
+                                   "hardware",    "fallback",     "utilization", "metadata",
+                                   "latency",     "bandwidth",    "quality",  "equal-budget",
+                                   "schedule",    "cross-checks", "tags",     "notes"};
 
 // --- Percentiles ---------------------------------------------------------------------------------
 
@@ -208,6 +208,23 @@ TEST(ReportTest, QualityCarriesIntervalsAndPairedTests) {
   EXPECT_NE(report_html(r).find("McNemar"), std::string::npos);
 }
 
+TEST(ReportTest, BandwidthLensInEveryFormat) {
+  const DeploymentReport r = make_sample_report();
+  auto j = nlohmann::json::parse(report_json(r));
+  EXPECT_EQ(j["memory_bytes_per_cycle"].get<double>(), 16.0);
+  ASSERT_EQ(j["bandwidth_lens"]["families"].size(), 1u);
+  EXPECT_EQ(j["bandwidth_lens"]["families"][0]["knee_bytes_per_cycle_sparse"].get<double>(), 8.0);
+  EXPECT_EQ(j["bandwidth_lens"]["bandwidth_sweep"].size(), 5u);
+  const std::string md = report_markdown(r);
+  EXPECT_NE(md.find("| mlp | 8 B/cycle | 8 B/cycle |"), std::string::npos);
+  EXPECT_NE(report_html(r).find("Effective speedup against host-memory bandwidth"),
+            std::string::npos);
+  DeploymentReport none = r;
+  none.bandwidth_lens.reset();
+  EXPECT_TRUE(nlohmann::json::parse(report_json(none))["bandwidth_lens"].is_null());
+  EXPECT_NE(report_markdown(none).find("no bandwidth sweep in this run"), std::string::npos);
+}
+
 TEST(ReportTest, NotMeasuredBecomesNull) {
   DeploymentReport r;  // nothing measured
   r.layers.push_back(ReportLayer{});
@@ -332,7 +349,7 @@ TEST(ReportTest, MarkdownHasTheHeadlineFigures) {
   const std::string text = report_markdown(r);
   for (const char* heading :
        {"## Summary", "## Targets", "## Supported layer matrix", "## Speedup",
-        "## Dense-fallback impact", "## PE utilization", "## Metadata overhead", "## Latency",
+        "## Dense-fallback impact", "## PE utilization", "## Metadata overhead", "## Latency", "## Bandwidth lens",
         "## Quality", "## Equal latency budget", "## Pruning schedules", "## Cross-checks",
         "## Tags", "## Notes"}) {
     EXPECT_NE(text.find(heading), std::string::npos) << heading;

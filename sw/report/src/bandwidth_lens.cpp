@@ -24,11 +24,11 @@ std::vector<LensLayer> lens_workloads() {
   return {
       {"mlp", "fc1", 100, 784, 512, 1},
       {"mlp", "fc2", 100, 512, 256, 1},
-      {"mlp", "fc3", 100, 256, 10, 1},
+      {"mlp", "fc3", 100, 256, 10, 1, false},
       {"cnn", "conv1_3x3", 100 * 28 * 28, 1 * 9, 32, 1},
       {"cnn", "conv2_3x3", 100 * 14 * 14, 32 * 9, 64, 1},
       {"cnn", "conv3_3x3", 100 * 7 * 7, 64 * 9, 128, 1},
-      {"cnn", "fc", 100, 128 * 3 * 3, 10, 1},
+      {"cnn", "fc", 100, 128 * 3 * 3, 10, 1, false},
       {"bert", "qkv", 128, 768, 2304, 12},
       {"bert", "attention_output", 128, 768, 768, 12},
       {"bert", "ffn_up", 128, 768, 3072, 12},
@@ -40,7 +40,7 @@ std::vector<LensLayer> lens_workloads() {
       {"resnet50", "layer2_3x3", 28 * 28, 128 * 9, 128, 4},
       {"resnet50", "layer3_3x3", 14 * 14, 256 * 9, 256, 6},
       {"resnet50", "layer4_3x3", 7 * 7, 512 * 9, 512, 3},
-      {"resnet50", "fc", 1, 2048, 1000, 1},
+      {"resnet50", "fc", 1, 2048, 1000, 1, false},
   };
 }
 
@@ -72,6 +72,10 @@ ModeTotals predict_family(const DeviceCaps& caps, const std::vector<LensLayer>& 
     GemmOptions o;
     o.mode = mode;
     o.memory = memory;  // plans ranked on this memory, as a runtime that knows it would
+    if (l.int8_out) {
+      o.epilogue = EpilogueParams::identity(static_cast<std::size_t>(l.n));
+      o.relu = true;
+    }
     const GemmEstimate e = estimate_gemm(caps, l.rows, l.k, l.n, o, memory);
     const auto c = static_cast<std::uint64_t>(l.count);
     t.cycles += c * e.cycles.total;

@@ -345,6 +345,34 @@ Section latency(const DeploymentReport& r, const Derived& d) {
   return s;
 }
 
+Section bandwidth(const DeploymentReport& r) {
+  Section s{"bandwidth", "Bandwidth lens", {}, false, ""};
+  if (!r.bandwidth_lens || r.bandwidth_lens->families.empty()) {
+    return missing_section(s, "no bandwidth sweep in this run (nmsa sweep)");
+  }
+  const LensResult& lens = *r.bandwidth_lens;
+  s.blocks.push_back(paragraph(
+      "The deployed network's layers at other host memories, sparse and dense, predicted by the "
+      "cycle model (not RTL runs; docs/bandwidth.md). This run's memory gave " +
+      (measured(r.memory_bytes_per_cycle) ? fixed(r.memory_bytes_per_cycle, 0) : std::string("n/a")) +
+      " bytes per cycle. Below the knee the speedup falls towards the ratio of bytes moved."));
+  Table t{{"workload", "knee sparse", "knee dense", "at the knee", "compute-bound",
+           "memory-bound", "bytes ratio"},
+          {},
+          "lrrrrrr",
+          false,
+          false};
+  for (const LensFamily& f : lens.families) {
+    t.rows.push_back({f.family, fixed(f.knee_sparse, 0) + " B/cycle",
+                      fixed(f.knee_dense, 0) + " B/cycle", times(f.speedup_at_knee),
+                      times(f.speedup_compute_bound), times(f.speedup_memory_bound),
+                      times(f.bytes_ratio)});
+  }
+  s.blocks.push_back(table_block(std::move(t)));
+  s.blocks.push_back(figure(lens_speedup_svg(lens)));
+  return s;
+}
+
 Section quality(const DeploymentReport& r) {
   Section s{"quality", "Quality", {}, false, ""};
   if (r.quality.empty()) return missing_section(s);
@@ -476,6 +504,7 @@ Document report_document(const DeploymentReport& r) {
   doc.sections = {summary(r, d),        targets(r),        layers(r),
                   speedup(r, d),        hardware(r),       fallback(r),
                   utilization(r),       metadata(r, d),    latency(r, d),
+                  bandwidth(r),
                   quality(r),           equal_budget(r),   schedules(r),
                   cross_checks(r),      tags(r),           notes(r)};
   return doc;

@@ -195,6 +195,10 @@ std::string report_json(const DeploymentReport& r) {
   for (const auto& l : d.others) latency["others"].push_back(latency_json(l));
   j["latency"] = std::move(latency);
 
+  j["memory_bytes_per_cycle"] = number(r.memory_bytes_per_cycle);
+  j["bandwidth_lens"] =
+      r.bandwidth_lens ? Json::parse(lens_json(*r.bandwidth_lens)) : Json(nullptr);
+
   if (r.equal_budget) {
     const EqualBudget& b = *r.equal_budget;
     Json e;

@@ -22,6 +22,9 @@ struct LensLayer {
   std::string name;
   std::int64_t rows = 0, k = 0, n = 0;
   int count = 1;
+  // INT8 out through the epilogue (requantization and ReLU), as a layer that feeds another runs;
+  // a network's last layer returns INT32 accumulators.
+  bool int8_out = true;
 };
 
 // The layers of every family (rows for the batch each family states in its name).

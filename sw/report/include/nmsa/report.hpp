@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "nmsa/accuracy_stats.hpp"
+#include "nmsa/bandwidth_lens.hpp"
 
 namespace nmsa {
 
@@ -208,6 +209,11 @@ struct DeploymentReport {
   LatencySummary deployed_latency;
   LatencySummary dense_latency;
   std::vector<LatencySummary> other_latency;  // e.g. the wider sparse model
+
+  // The deployed network's layers at other host memories (cycle-model predictions), and the
+  // bandwidth this run's memory model gave (bytes per cycle, shared by reads and writes).
+  std::optional<LensResult> bandwidth_lens;
+  double memory_bytes_per_cycle = kNotMeasured;
 
   std::vector<ReportLayer> layers;  // the supported layer matrix of the deployed model
   std::vector<QualityRow> quality;
