@@ -78,6 +78,16 @@ void AxiMemory::set_config(const AxiMemoryConfig& config) {
       throw std::invalid_argument("AxiMemory: a back-pressure probability is outside [0, 1)");
     }
   }
+  if (!(config.background_load >= 0.0 && config.background_load < 1.0)) {
+    throw std::invalid_argument("AxiMemory: background_load is outside [0, 1)");
+  }
+  if (config.background_load > 0.0 &&
+      (config.bytes_per_cycle <= 0.0 || config.background_burst_bytes == 0 ||
+       config.background_load * config.bytes_per_cycle >= config.background_burst_bytes)) {
+    throw std::invalid_argument(
+        "AxiMemory: a background load needs a bandwidth limit and bursts larger than the bytes "
+        "it takes per cycle");
+  }
   config_ = config;
   config_.read_latency = std::max(1u, config_.read_latency);
   config_.write_latency = std::max(1u, config_.write_latency);
@@ -276,6 +286,7 @@ void AxiMemory::commit(const Axi4Bus& bus) {
   ++stats_.cycles;
   if (limited) {
     tokens_ = std::min(tokens_ + config_.bytes_per_cycle, config_.bytes_per_cycle + 2.0 * db);
+    serve_background();
   }
   double budget = limited ? tokens_ : 1e300;
 
@@ -296,6 +307,18 @@ void AxiMemory::commit(const Axi4Bus& bus) {
   if (!b_present_ && !bresps_.empty() && bresps_.front().due <= cycle_ && !roll(config_.p_b_gap)) {
     b_present_ = true;
   }
+}
+
+// One cycle of the second master: maybe a new burst, then as much of the waiting bytes as the
+// budget holds, ahead of the accelerator.
+void AxiMemory::serve_background() {
+  if (config_.background_load <= 0.0) return;
+  const double burst = static_cast<double>(config_.background_burst_bytes);
+  if (roll(config_.background_load * config_.bytes_per_cycle / burst)) background_waiting_ += burst;
+  const double served = std::min(background_waiting_, std::max(tokens_, 0.0));
+  background_waiting_ -= served;
+  tokens_ -= served;
+  stats_.background_bytes += served;
 }
 
 bool AxiMemory::idle() const { return reads_.empty() && writes_.empty() && bresps_.empty(); }

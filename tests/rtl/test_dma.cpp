@@ -1395,6 +1395,44 @@ TEST(AxiMemory, RejectsBadConfiguration) {
   mc.data_bytes = 8;
   mc.p_w_stall = 1.0;  // would never accept a beat
   EXPECT_THROW(AxiMemory(mc, 1), std::invalid_argument);
+  mc.p_w_stall = 0.0;
+  mc.background_load = 0.5;  // a second master needs a bandwidth to compete for
+  EXPECT_THROW(AxiMemory(mc, 1), std::invalid_argument);
+  mc.bytes_per_cycle = 8;
+  mc.background_load = 1.0;
+  EXPECT_THROW(AxiMemory(mc, 1), std::invalid_argument);
+}
+
+// A master that always wants data, reading long bursts back to back, against a second master at
+// each load: the background takes its share of the bandwidth and the reader gets the rest, with
+// the gaps coming in bursts.
+TEST(AxiMemory, BackgroundMasterTakesItsShare) {
+  for (double load : {0.0, 0.25, 0.5, 0.75}) {
+    AxiMemoryConfig mc;
+    mc.bytes_per_cycle = 8;
+    mc.read_latency = 4;
+    mc.background_load = load;
+    AxiMemory mem(mc, test_seed(777));
+    Axi4Bus m{};
+    m.r.ready = true;
+    const std::uint64_t cycles = 40000;
+    std::uint64_t beats = 0, longest_gap = 0, gap = 0;
+    for (std::uint64_t c = 0; c < cycles; ++c) {
+      m.ar = addr(0x10000 + (c % 64) * 128, 16, false);
+      const Axi4Bus bus = mem_cycle(mem, m);
+      if (bus.r.valid) {
+        ++beats;
+        gap = 0;
+      } else if (c > 100) {
+        longest_gap = std::max(longest_gap, ++gap);
+      }
+    }
+    const double reader_share = static_cast<double>(beats) * 8.0 / (8.0 * cycles);
+    const double background_share = mem.stats().background_bytes / (8.0 * cycles);
+    EXPECT_NEAR(background_share, load, 0.03) << "load " << load;
+    EXPECT_NEAR(reader_share, 1.0 - load, 0.03) << "load " << load;
+    if (load >= 0.5) EXPECT_GE(longest_gap, 32u) << "load " << load;  // whole bursts lost
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

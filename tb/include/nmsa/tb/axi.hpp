@@ -171,6 +171,13 @@ struct AxiMemoryConfig {
   unsigned max_writes = 8;
   // Bytes never written read as a hash of (seed, address) instead of 0.
   bool random_fill = false;
+  // A second master competing for the shared bandwidth (needs bytes_per_cycle > 0): bursts of
+  // background_burst_bytes arrive at random cycles (seeded) at a mean rate of
+  // background_load x bytes_per_cycle, and the memory serves their bytes before the
+  // accelerator's. So the accelerator finds the memory taken for a burst's time at random,
+  // and more often the higher the load: the contention behind tail latency.
+  double background_load = 0.0;  // in [0, 1)
+  unsigned background_burst_bytes = 256;
 };
 
 enum class AxiAccess : std::uint8_t { kRead = 1, kWrite = 2, kReadWrite = 3 };
@@ -185,6 +192,7 @@ struct AxiMemoryStats {
   std::uint64_t bytes_written = 0;  // strobed bytes stored (error beats store nothing)
   std::uint64_t read_errors = 0;    // R beats with SLVERR/DECERR
   std::uint64_t write_errors = 0;   // B responses with SLVERR/DECERR
+  double background_bytes = 0;  // bytes served to the background master
 };
 
 // Byte-addressed sparse memory (4 KiB pages) behind an AXI4 slave port: in-order responses,
@@ -250,6 +258,7 @@ class AxiMemory {
   // Address of beat `beat` of a burst, aligned down to its size.
   static std::uint64_t beat_addr(const Burst& b, unsigned beat);
   bool roll(double p);
+  void serve_background();
   void prepare_r_beat();
 
   AxiMemoryConfig config_;
@@ -263,6 +272,7 @@ class AxiMemory {
   std::deque<Burst> writes_;      // accepted AWs whose W beats are not all in
   std::deque<Response> bresps_;   // B responses not yet handed over
   double tokens_ = 0.0;           // bandwidth budget (bytes)
+  double background_waiting_ = 0.0;  // bytes of background bursts not yet served
 
   // Signals of the current cycle.
   bool ar_ready_ = false;
