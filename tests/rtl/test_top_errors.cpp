@@ -201,6 +201,41 @@ TEST_P(TopErrorTest, BadDependencies) {
   expect_error_then_recovery(program_->run(*sim_, cmds), 8, 5);
 }
 
+// The stream pops as many tokens as it pushes, but in a cycle: the weight LOAD waits for a token
+// its COMPUTE gives only when done, and the COMPUTE waits for the LOAD's. With nothing in flight
+// the run control calls it a deadlock and names the oldest command that waits.
+TEST_P(TopErrorTest, TokenCycleIsADeadlock) {
+  auto cmds = program_->commands;
+  cmds[2].pop_next = true;
+  cmds[3].push_prev = true;
+  program_->clear_output(sim_->memory());
+  const std::uint32_t status = program_->run(*sim_, cmds);
+  EXPECT_EQ(sim_->read_counter(r::TILES_SPARSE_LO_OFFSET) +
+                sim_->read_counter(r::TILES_DENSE_LO_OFFSET), 0u);
+  EXPECT_EQ(sim_->memory().read_bytes(OneTileProgram::kOutBase, 1)[0], 0xEE);
+  expect_error_then_recovery(status, 8, 2);
+}
+
+// 256 LOADs that each give the compute stage a token nobody takes: the 256th would take the
+// counter past 255.
+TEST_P(TopErrorTest, TokenCounterOverflowIsBadDeps) {
+  Command load = program_->commands[1];
+  load.push_next = true;
+  const std::vector<Command> cmds(256, load);
+  expect_error_then_recovery(program_->run(*sim_, cmds), 8, 0xFFFFFFFFu);
+}
+
+// CMD_BASE must be aligned to the AXI beat like every host address.
+TEST_P(TopErrorTest, MisalignedCommandBase) {
+  program_->write_commands(sim_->memory(), program_->commands);
+  sim_->write_reg(r::CMD_BASE_LO_OFFSET, static_cast<std::uint32_t>(OneTileProgram::kCmdBase + 4));
+  sim_->write_reg(r::CMD_COUNT_OFFSET, 5);
+  sim_->write_reg(r::CTRL_OFFSET, r::CTRL_START_MASK | r::CTRL_IRQ_EN_MASK);
+  sim_->wait_idle(100000, 8);
+  EXPECT_EQ(sim_->read_counter(r::DMA_RD_BYTES_LO_OFFSET), 0u);  // nothing fetched
+  expect_error_then_recovery(sim_->read_reg(r::STATUS_OFFSET), 7, 0xFFFFFFFFu);
+}
+
 TEST_P(TopErrorTest, StartWhileBusy) {
   program_->write_commands(sim_->memory(), program_->commands);
   sim_->write_reg(r::CMD_BASE_LO_OFFSET, static_cast<std::uint32_t>(OneTileProgram::kCmdBase));
