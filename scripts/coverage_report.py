@@ -47,6 +47,9 @@ def read_points(dat_path, root):
                 continue
             fields = parse_key(m.group(1))
             page, _, module = fields.get("page", "").partition("/")
+            # One module whatever its parameters: Verilator names a parameterized copy
+            # <module>__<parameters> (nmsa_fifo__W9_D4, nmsa_array__pi7).
+            module = module.split("__")[0]
             if page in LINE_PAGES:
                 kind = "line"
             elif page in TOGGLE_PAGES:
@@ -128,9 +131,10 @@ def percent(hit_total):
 
 
 def testplan_bins(testplan):
-    """The functional bins the testplan names: `bin: <name>` in its bins column."""
-    text = Path(testplan).read_text(encoding="utf-8")
-    return sorted(set(re.findall(r"`bin: ([^`]+)`", text)))
+    """The functional bins the testplan's tables name (`bin: ` and the name, in backticks)."""
+    rows = [line for line in Path(testplan).read_text(encoding="utf-8").splitlines()
+            if line.startswith("|")]
+    return sorted(set(re.findall(r"`bin: ([^`]+)`", "\n".join(rows))))
 
 
 def read_bins(paths):

@@ -2,15 +2,16 @@
 #include "nmsa/tb/sim_context.hpp"
 
 #include <cstdlib>
+#include <stdexcept>
+
+#if VM_COVERAGE
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <stdexcept>
 
 #include <unistd.h>
 
-#if VM_COVERAGE
 #include "verilated_cov.h"
 #endif
 

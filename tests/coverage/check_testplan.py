@@ -33,7 +33,9 @@ def plan_rows(testplan):
 def ctest_names(build_dir):
     out = subprocess.run(["ctest", "--show-only=json-v1"], cwd=build_dir, check=True,
                          capture_output=True, text=True).stdout
-    return [t["name"] for t in json.loads(out)["tests"]]
+    # A parameterized test's name ends in "  # GetParam() = ..." (gtest_discover_tests); the
+    # plan names the test without it.
+    return [t["name"].split("  #")[0] for t in json.loads(out)["tests"]]
 
 
 def bins_hit_in_sources(source_dir):

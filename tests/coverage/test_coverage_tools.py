@@ -42,7 +42,7 @@ class Workspace:
             point(a, 2, "v_line/m", 1),
             point(a, 3, "v_line/m", 0, hier="top.u0"),
             point(a, 3, "v_line/m", 4, hier="top.u1"),  # the same point in a second instance
-            point(a, 4, "v_branch/m", 2, comment="if"),
+            point(a, 4, "v_branch/m__W9_D4", 2, comment="if"),  # m with other parameters
             point(a, 5, "v_line/m", 0),                  # excluded below
             point(a, 6, "v_line/n", 0),
             point(a, 7, "v_toggle/m", 3, comment="sig[0]"),
