@@ -9,7 +9,8 @@ the tests hit, and names every one that was not. Writes the figures to --json an
 coverage keys into --robustness (other tools own the other keys of that file).
 
 A point counts once however many model instances and configurations share it: the key without
-the instance path (file, line, column, kind, signal) identifies it.
+the instance path (file, line, column, kind, signal) identifies it. Branch coverage is the line
+points on the arms of an if or case (Verilator 5.006 has no branch coverage of its own).
 """
 import argparse
 import json
@@ -23,6 +24,9 @@ from pathlib import Path
 # --coverage-line, v_toggle from --coverage-toggle; v_user (cover properties) counts as line.
 LINE_PAGES = ("v_line", "v_branch", "v_user")
 TOGGLE_PAGES = ("v_toggle",)
+# The line points on an arm of an if or case (the others are plain blocks): branch coverage.
+BRANCH_COMMENTS = ("if", "else", "elsif", "case")
+KINDS = ("line", "branch", "toggle")
 EXCLUSION_KINDS = ("line", "toggle", "all")
 
 
@@ -94,7 +98,7 @@ def excluded_by(point, exclusions):
 
 def summarize(points, exclusions, scope):
     """Per-module and total figures of the points whose file lies under `scope`."""
-    modules = defaultdict(lambda: {"line": [0, 0], "toggle": [0, 0]})
+    modules = defaultdict(lambda: {kind: [0, 0] for kind in KINDS})
     used = [0] * len(exclusions)
     missed = []
     for point, count in sorted(points.items()):
@@ -105,13 +109,13 @@ def summarize(points, exclusions, scope):
         if index is not None:
             used[index] += 1
             continue
-        figures = modules[module][kind]
-        figures[1] += 1
-        if count > 0:
-            figures[0] += 1
-        elif kind == "line":
+        kinds = [kind] + (["branch"] if kind == "line" and comment in BRANCH_COMMENTS else [])
+        for counted in kinds:
+            modules[module][counted][1] += 1
+            modules[module][counted][0] += count > 0
+        if count == 0 and kind == "line":
             missed.append(f"{file}:{line} {module} {comment}".rstrip())
-    total = {"line": [0, 0], "toggle": [0, 0]}
+    total = {kind: [0, 0] for kind in KINDS}
     for figures in modules.values():
         for kind in total:
             total[kind][0] += figures[kind][0]
@@ -182,21 +186,19 @@ def main():
 
     print(f"coverage of {args.scope} ({excluded} points excluded by {len(exclusions)} "
           f"exclusions, {os.path.relpath(args.exclusions, root)})")
-    print(f"  {'module':<24} {'line':>8} {'(points)':>14} {'toggle':>8} {'(points)':>16}")
-    for name in sorted(modules):
-        fig = modules[name]
-        print(f"  {name:<24} {percent(fig['line'])} {fig['line'][0]:>6}/{fig['line'][1]:<7} "
-              f"{percent(fig['toggle'])} {fig['toggle'][0]:>7}/{fig['toggle'][1]:<8}")
-    print(f"  {'total':<24} {percent(total['line'])} {total['line'][0]:>6}/{total['line'][1]:<7} "
-          f"{percent(total['toggle'])} {total['toggle'][0]:>7}/{total['toggle'][1]:<8}")
+    print(f"  {'module':<20}" + "".join(f" {kind:>8} {'(points)':>13}" for kind in KINDS))
+    for name, fig in sorted(modules.items()) + [("total", total)]:
+        print(f"  {name:<20}" + "".join(
+            f" {percent(fig[kind])} {fig[kind][0]:>6}/{fig[kind][1]:<6}" for kind in KINDS))
     line = fraction(total["line"])
     print(f"  line coverage target 95%: {'met' if line >= 0.95 else 'MISSED'}")
     for file, first, last, kind, reason in stale:
         print(f"  stale exclusion (matches no point): {file}:{first}-{last} {kind} {reason}")
 
-    figures = {"line_coverage": round(line, 4),
-               "toggle_coverage": (round(fraction(total["toggle"]), 4)
-                                   if total["toggle"][1] else None)}
+    figures = {"line_coverage": round(line, 4)}
+    for kind in ("branch", "toggle"):
+        value = fraction(total[kind])
+        figures[f"{kind}_coverage"] = None if value is None else round(value, 4)
     report = {"scope": args.scope, "total": total, "modules": modules,
               "excluded_points": excluded, "exclusions": len(exclusions),
               "stale_exclusions": [f"{f}:{a}-{b}" for f, a, b, _, _ in stale]}

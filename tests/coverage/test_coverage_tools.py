@@ -70,11 +70,13 @@ class CoverageReportTest(unittest.TestCase):
             # Lines 2, 3 (hit in u1), 4 hit; 6 missed; 5 excluded: 3 of 4.
             self.assertEqual(summary["total"]["line"], [3, 4])
             self.assertEqual(summary["total"]["toggle"], [1, 2])
+            self.assertEqual(summary["total"]["branch"], [1, 1])  # the if on line 4
             self.assertEqual(summary["modules"]["m"]["line"], [3, 3])
             self.assertEqual(summary["modules"]["n"]["line"], [0, 1])
             self.assertEqual(summary["excluded_points"], 1)
             merged = json.loads(robustness.read_text())
-            self.assertEqual(merged, {"seeds": 7, "line_coverage": 0.75, "toggle_coverage": 0.5})
+            self.assertEqual(merged, {"seeds": 7, "line_coverage": 0.75, "branch_coverage": 1.0,
+                                      "toggle_coverage": 0.5})
             self.assertIn("75.00%", result.stdout)
 
     def test_without_the_exclusion_the_missed_point_counts(self):
