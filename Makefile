@@ -6,7 +6,7 @@ JOBS      ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 .PHONY: all deps configure build test sim lint synth-check formal synth pnr fpga-report fpga-bench board \
-        bench demo waves clean
+        bench demo waves coverage clean
 
 all: build
 
@@ -28,6 +28,15 @@ test: build
 # The RTL simulation regression alone.
 sim: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L rtl
+
+# Code and functional coverage of the RTL regression (docs/verification.md, "Coverage"): models
+# with coverage points in their own build directory, the CTest label rtl on them, the report in
+# $(COVERAGE_DIR)/report and the figures in $(BUILD_DIR)/bench/robustness.json.
+COVERAGE_DIR ?= $(BUILD_DIR)/coverage
+coverage: deps
+	cmake -S . -B $(COVERAGE_DIR) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DNMSA_COVERAGE=ON
+	cmake --build $(COVERAGE_DIR) -j $(JOBS) --target nmsa_rtl_tests nmsa_dma_tests
+	bash scripts/coverage.sh $(COVERAGE_DIR) $(BUILD_DIR)/bench/robustness.json $(JOBS)
 
 lint: deps
 	bash scripts/lint.sh

@@ -40,7 +40,7 @@ foreach(_spec IN LISTS NMSA_DMA_MODELS)
   endif()
   verilate(nmsa_models PREFIX Vnmsa_${_name} TOP_MODULE nmsa_dma_${_engine}
     SOURCES ${NMSA_DMA_COMMON_SV} "${_sv}"
-    VERILATOR_ARGS ${NMSA_VERILATOR_ARGS}
+    VERILATOR_ARGS ${NMSA_BLOCK_VERILATOR_ARGS}
       -GAddrW=${_addr_w} -GAxiDataW=${_data_w} -GLenW=${_len_w}
       -GMaxBurstBeats=${_burst} -GMaxOutstanding=${_outstanding})
 endforeach()

@@ -7,7 +7,7 @@ set -euo pipefail
 # Debian packages the build, the tests and the tools use.
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config python3 python3-numpy
-  verilator iverilog
+  verilator iverilog lcov
   libeigen3-dev googletest libgtest-dev libbenchmark-dev
   yosys z3
   nextpnr-ice40 fpga-icestorm python3-pip

@@ -134,6 +134,7 @@ BoardSim::~BoardSim() {
   thread_.join();
   Verilated::threadContextp(model_->context.get());
   model_->top->final();
+  record_coverage(*model_->context);
   model_->top.reset();
   ::close(master_fd_);
   ::close(slave_fd_);

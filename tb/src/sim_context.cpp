@@ -4,6 +4,17 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#if VM_COVERAGE
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include <unistd.h>
+
+#include "verilated_cov.h"
+#endif
+
 namespace nmsa::tb {
 
 std::uint64_t test_seed(std::uint64_t fallback) {
@@ -29,5 +40,58 @@ std::unique_ptr<VerilatedContext> make_context(std::uint64_t seed) {
 std::string seed_note(std::uint64_t seed) {
   return "seed " + std::to_string(seed) + " (re-run with NMSA_SEED=" + std::to_string(seed) + ")";
 }
+
+#if VM_COVERAGE
+namespace {
+
+// The counts of every coverage point this process has seen, by verilator_coverage's key. Every
+// context writes its points to a scratch file (Verilator offers no other way to read them), whose
+// counts are added here; the tally is rewritten after each context so that a test that dies
+// later still leaves what it covered.
+class CoverageTally {
+ public:
+  void add(VerilatedContext& context, const std::filesystem::path& dir) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::filesystem::create_directories(dir);
+    const std::string stem = std::to_string(::getpid());
+    const std::filesystem::path scratch = dir / (stem + ".part");
+    context.coveragep()->write(scratch.c_str());
+    std::ifstream in(scratch);
+    std::string line;
+    while (std::getline(in, line)) {
+      // C '<key>' <count>
+      const std::size_t open = line.find('\'');
+      const std::size_t close = line.rfind('\'');
+      if (line.rfind("C ", 0) != 0 || open == std::string::npos || close <= open) continue;
+      counts_[line.substr(open + 1, close - open - 1)] += std::stoull(line.substr(close + 1));
+    }
+    in.close();
+    std::filesystem::remove(scratch);
+    const std::filesystem::path tally = dir / (stem + ".dat");
+    const std::filesystem::path next = dir / (stem + ".dat.next");
+    {
+      std::ofstream out(next);
+      out << "# SystemC::Coverage-3\n";
+      for (const auto& [key, count] : counts_) out << "C '" << key << "' " << count << "\n";
+    }
+    std::filesystem::rename(next, tally);  // a reader never sees half a file
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::uint64_t> counts_;
+};
+
+}  // namespace
+
+void record_coverage(VerilatedContext& context) {
+  const char* dir = std::getenv("NMSA_COVERAGE_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  static CoverageTally tally;
+  tally.add(context, dir);
+}
+#else
+void record_coverage(VerilatedContext&) {}
+#endif
 
 }  // namespace nmsa::tb

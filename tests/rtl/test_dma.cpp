@@ -219,6 +219,7 @@ class BenchBase {
   virtual ~BenchBase() {
     Verilated::threadContextp(context_.get());
     dut_->final();
+    record_coverage(*context_);
     dut_.reset();
   }
 
@@ -1042,6 +1043,7 @@ TEST(DmaCopy, SharedBandwidthAndBothEnginesOnOneBus) {
   EXPECT_GE(rate, 0.75 * 0.85);
   rd.final();
   wr.final();
+  record_coverage(*context);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -34,6 +34,10 @@ class FifoTest : public ::testing::Test {
     dut_->rst_ni = 1;
     dut_->eval();
   }
+  void TearDown() override {
+    dut_->final();
+    tb::record_coverage(*context_);
+  }
 
   void tick() {
     dut_->clk_i = 1;

@@ -51,6 +51,8 @@ DecoderCounts check_every_code(NmPattern p) {
       }
     }
   }
+  dut->final();
+  tb::record_coverage(*context);
   return counts;
 }
 

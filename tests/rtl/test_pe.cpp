@@ -56,7 +56,10 @@ class PeDriver {
     for (int i = 0; i < 3; ++i) tick();
     dut_->rst_ni = 1;
   }
-  ~PeDriver() { dut_->final(); }
+  ~PeDriver() {
+    dut_->final();
+    tb::record_coverage(*context_);
+  }
 
   // Loads one bank in one cycle.
   void load(unsigned bank, bool dense, const std::vector<std::int8_t>& values, std::uint8_t meta) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "nmsa/device_caps.hpp"
+#include "nmsa/tb/coverage.hpp"
 #include "nmsa/tb/sim_context.hpp"
 #include "one_tile_program.hpp"
 #include "top_fixture.hpp"
@@ -30,12 +31,15 @@ class TopErrorTest : public ::testing::TestWithParam<std::string> {
     sim_ = testing::make_top_for_test(GetParam(), mem, seed_);
     program_ = std::make_unique<OneTileProgram>(*sim_, rng_);
   }
+  void TearDown() override { coverage_.record(); }
 
   // The error is reported as `code` at command `index`, nothing as done, with the IRQ raised;
   // after a soft reset everything is clear and the unmodified program runs correctly.
   void expect_error_then_recovery(std::uint32_t status, unsigned code, std::uint32_t index) {
     SCOPED_TRACE(tb::seed_note(seed_));
-    EXPECT_EQ(err_code(status), code) << r::to_string(static_cast<r::ErrCode>(err_code(status)));
+    const std::string_view seen = r::to_string(static_cast<r::ErrCode>(err_code(status)));
+    EXPECT_EQ(err_code(status), code) << seen;
+    coverage_.hit("error " + std::string(seen), (status & r::STATUS_ERROR_MASK) != 0);
     EXPECT_TRUE(status & r::STATUS_ERROR_MASK);
     EXPECT_FALSE(status & r::STATUS_DONE_MASK);
     EXPECT_FALSE(status & r::STATUS_BUSY_MASK);
@@ -61,6 +65,8 @@ class TopErrorTest : public ::testing::TestWithParam<std::string> {
     const std::uint32_t again = program_->run(*sim_);
     EXPECT_EQ(again & (r::STATUS_DONE_MASK | r::STATUS_ERROR_MASK), r::STATUS_DONE_MASK)
         << "code " << err_code(again);
+    coverage_.hit("run after soft reset from an error",
+                  (again & (r::STATUS_DONE_MASK | r::STATUS_ERROR_MASK)) == r::STATUS_DONE_MASK);
     EXPECT_TRUE(program_->output_correct(sim_->memory()));
     EXPECT_EQ(sim_->protocol_report(), "");
     sim_->write_reg(r::IRQ_STATUS_OFFSET, r::IRQ_STATUS_DONE_MASK);  // acknowledge, as a driver
@@ -70,6 +76,7 @@ class TopErrorTest : public ::testing::TestWithParam<std::string> {
   std::mt19937_64 rng_;
   std::unique_ptr<tb::TopSim> sim_;
   std::unique_ptr<OneTileProgram> program_;
+  tb::Coverage coverage_;  // what the device really reported (docs/testplan.md)
 };
 
 // The configurations whose array has N:M support, and those without.
@@ -194,6 +201,41 @@ TEST_P(TopErrorTest, BadDependencies) {
   expect_error_then_recovery(program_->run(*sim_, cmds), 8, 5);
 }
 
+// The stream pops as many tokens as it pushes, but in a cycle: the weight LOAD waits for a token
+// its COMPUTE gives only when done, and the COMPUTE waits for the LOAD's. With nothing in flight
+// the run control calls it a deadlock and names the oldest command that waits.
+TEST_P(TopErrorTest, TokenCycleIsADeadlock) {
+  auto cmds = program_->commands;
+  cmds[2].pop_next = true;
+  cmds[3].push_prev = true;
+  program_->clear_output(sim_->memory());
+  const std::uint32_t status = program_->run(*sim_, cmds);
+  EXPECT_EQ(sim_->read_counter(r::TILES_SPARSE_LO_OFFSET) +
+                sim_->read_counter(r::TILES_DENSE_LO_OFFSET), 0u);
+  EXPECT_EQ(sim_->memory().read_bytes(OneTileProgram::kOutBase, 1)[0], 0xEE);
+  expect_error_then_recovery(status, 8, 2);
+}
+
+// 256 LOADs that each give the compute stage a token nobody takes: the 256th would take the
+// counter past 255.
+TEST_P(TopErrorTest, TokenCounterOverflowIsBadDeps) {
+  Command load = program_->commands[1];
+  load.push_next = true;
+  const std::vector<Command> cmds(256, load);
+  expect_error_then_recovery(program_->run(*sim_, cmds), 8, 0xFFFFFFFFu);
+}
+
+// CMD_BASE must be aligned to the AXI beat like every host address.
+TEST_P(TopErrorTest, MisalignedCommandBase) {
+  program_->write_commands(sim_->memory(), program_->commands);
+  sim_->write_reg(r::CMD_BASE_LO_OFFSET, static_cast<std::uint32_t>(OneTileProgram::kCmdBase + 4));
+  sim_->write_reg(r::CMD_COUNT_OFFSET, 5);
+  sim_->write_reg(r::CTRL_OFFSET, r::CTRL_START_MASK | r::CTRL_IRQ_EN_MASK);
+  sim_->wait_idle(100000, 8);
+  EXPECT_EQ(sim_->read_counter(r::DMA_RD_BYTES_LO_OFFSET), 0u);  // nothing fetched
+  expect_error_then_recovery(sim_->read_reg(r::STATUS_OFFSET), 7, 0xFFFFFFFFu);
+}
+
 TEST_P(TopErrorTest, StartWhileBusy) {
   program_->write_commands(sim_->memory(), program_->commands);
   sim_->write_reg(r::CMD_BASE_LO_OFFSET, static_cast<std::uint32_t>(OneTileProgram::kCmdBase));
@@ -217,6 +259,8 @@ TEST_P(TopErrorTest, SoftResetWhileRunning) {
   program_->clear_output(sim_->memory());
   const std::uint32_t status = program_->run(*sim_);
   EXPECT_EQ(status & (r::STATUS_DONE_MASK | r::STATUS_ERROR_MASK), r::STATUS_DONE_MASK);
+  coverage_.hit("run after soft reset mid-run",
+                (status & (r::STATUS_DONE_MASK | r::STATUS_ERROR_MASK)) == r::STATUS_DONE_MASK);
   EXPECT_TRUE(program_->output_correct(sim_->memory()));
   EXPECT_EQ(sim_->protocol_report(), "");
 }

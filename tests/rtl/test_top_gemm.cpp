@@ -175,6 +175,7 @@ TEST_P(TopGemmTest, RandomGemmsMatchGoldenAndFunctionalModel) {
       "several DMA bursts in flight"};
   if (caps.cols < 8) required.push_back("narrow int8 rows");
   if (caps.sparse_supported) required.push_back("sparse");
+  coverage.record();
   EXPECT_EQ(coverage.missing(required), std::vector<std::string>{})
       << "coverage of this run:\n" << coverage.report();
 }

@@ -6,9 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace nmsa::tb {
 
@@ -33,6 +38,16 @@ class Coverage {
     std::string text;
     for (const auto& [bin, n] : bins_) text += "  " + bin + ": " + std::to_string(n) + "\n";
     return text;
+  }
+  // make coverage: with NMSA_COVERAGE_DIR set, appends the bins hit to <dir>/bins-<pid>.txt as
+  // "<count>\t<bin>" lines, which scripts/coverage_report.py sums against docs/testplan.md.
+  void record() const {
+    const char* dir = std::getenv("NMSA_COVERAGE_DIR");
+    if (dir == nullptr || *dir == '\0') return;
+    std::filesystem::create_directories(dir);
+    std::ofstream out(std::filesystem::path(dir) / ("bins-" + std::to_string(::getpid()) + ".txt"),
+                      std::ios::app);
+    for (const auto& [bin, n] : bins_) out << n << '\t' << bin << '\n';
   }
 
  private:

@@ -34,4 +34,10 @@ void begin_reset(Model& model) {
 // "seed 1234 (re-run with NMSA_SEED=1234)" for failure messages.
 std::string seed_note(std::uint64_t seed);
 
+// Code coverage (make coverage): in a model built with coverage points and with NMSA_COVERAGE_DIR
+// set, adds this context's counts to the process's tally in <dir>/<pid>.dat (verilator_coverage's
+// format). Call it while the context's models are alive: the points live in the models. A no-op
+// in other builds and without the variable.
+void record_coverage(VerilatedContext& context);
+
 }  // namespace nmsa::tb

@@ -26,6 +26,7 @@ class VerilatedArraySim final : public ArraySim {
   ~VerilatedArraySim() override {
     select_context();
     model_->final();
+    record_coverage(*context_);
     model_.reset();
   }
 

@@ -34,6 +34,7 @@ class VerilatedTopSim final : public TopSim {
     select_context();
     close_trace();
     model_->final();
+    record_coverage(*context_);
     model_.reset();
   }
 
