@@ -33,6 +33,7 @@
 #include "nmsa/runtime.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tensor_npy.hpp"
+#include "nmsa/triage.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 #include "nmsa/uart_device.hpp"
 
@@ -793,6 +794,44 @@ int cmd_gate(const GateArgs& a) {
   return result.pass ? 0 : 1;
 }
 
+// --- nmsa triage ---------------------------------------------------------------------------------
+
+struct TriageArgs {
+  std::string baseline, candidate, memo;
+  bool json = false;
+  nmsa::TriageLimits limits;
+};
+
+CLI::App* add_triage(CLI::App& app, TriageArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "triage", "why a candidate deployment report regressed: the first failing mechanism");
+  cmd->footer(
+      "Compares two deployment reports (report.json, or their directories) mechanism by\n"
+      "mechanism in execution order: lowering, sparse format, scheduling and memory, execution,\n"
+      "quality, latency tail. Names the first failing one with its evidence and owner, the\n"
+      "commands that reproduce the failing workload and the stable comparator, and the rollback\n"
+      "criteria (docs/triage.md). Exit codes as nmsa gate: 0 no regression, 1 regression,\n"
+      "2 bad options, unreadable reports or runs that are not comparable.\n");
+  cmd->add_option("--baseline", a.baseline, "A.json, the stable report")->required();
+  cmd->add_option("--candidate", a.candidate, "B.json, the report that regressed")->required();
+  cmd->add_option("--memo", a.memo, "also write the triage as a Markdown memo to this file");
+  cmd->add_flag("--json", a.json, "print JSON instead of text");
+  cmd->add_option("--quality-tolerance", a.limits.quality_drop_pp,
+                  "sparse INT8 top-1 drop in pp that counts as a regression (default 0.3)")
+      ->check(nmsa::cli::number_in(0.0, 100.0));
+  cmd->add_option("--cycles-tolerance", a.limits.cycles_growth,
+                  "relative growth of cycles that counts (default 0.02)")
+      ->check(nmsa::cli::number_in(0.0, 10.0));
+  return cmd;
+}
+
+int cmd_triage(const TriageArgs& a) {
+  const nmsa::TriageResult r = nmsa::triage_reports(a.baseline, a.candidate, a.limits);
+  if (!a.memo.empty()) nmsa::write_files_atomically({{a.memo, nmsa::triage_memo(r)}});
+  std::fputs((a.json ? nmsa::triage_json(r) : nmsa::triage_text(r)).c_str(), stdout);
+  return r.regressed() ? 1 : 0;
+}
+
 // --- nmsa sweep ----------------------------------------------------------------------------------
 
 struct SweepArgs {
@@ -862,6 +901,7 @@ int main(int argc, char** argv) {
   RunArgs run;
   GateArgs gate;
   SweepArgs sweep;
+  TriageArgs triage;
   CLI::App* info_cmd = add_info(app, info);
   CLI::App* gemm_cmd = add_gemm(app, gemm);
   CLI::App* prune_cmd = add_prune(app, prune);
@@ -869,13 +909,14 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = add_run(app, run);
   CLI::App* gate_cmd = add_gate(app, gate);
   CLI::App* sweep_cmd = add_sweep(app, sweep);
+  CLI::App* triage_cmd = add_triage(app, triage);
   // CLI11 would answer "a subcommand is required" for a misspelt command: name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     try {
       (void)app.get_subcommand(argv[1]);
     } catch (const CLI::OptionNotFound&) {
       std::cerr << "nmsa: unknown command '" << argv[1]
-                << "' (commands: info, gemm, prune, compress, run, gate, sweep)\n";
+                << "' (commands: info, gemm, prune, compress, run, gate, triage, sweep)\n";
       return 2;
     }
   }
@@ -892,6 +933,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(run);
     if (*gate_cmd) return cmd_gate(gate);
     if (*sweep_cmd) return cmd_sweep(sweep);
+    if (*triage_cmd) return cmd_triage(triage);
     return 2;  // require_subcommand(1) leaves no other case
   } catch (const UsageError& e) {
     std::cerr << "nmsa: " << e.what() << "\n";

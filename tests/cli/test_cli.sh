@@ -151,8 +151,13 @@ expect gate-no-cand    2 '--candidate is required'             -- "${g[@]}" --mi
 expect gate-bad-limit  2 "--min-speedup: 'fast' is not a number" -- "${g[@]}" --candidate "$tmp/good.json" --min-speedup fast
 expect gate-positional 2 'not expected: .*good.json'           -- "${g[@]}" --candidate "$tmp/good.json" "$tmp/good.json" --min-speedup 1
 
+# Triage reads more of a report than the gate: a gate-only file names the key it lacks.
+expect triage-self-gate-file 2 'good.json: missing key "test_images"' -- triage --baseline "$tmp/good.json" --candidate "$tmp/good.json"
+expect triage-no-cand  2 '--candidate is required'            -- triage --baseline "$tmp/good.json"
+expect triage-bad-tol  2 "--quality-tolerance: 'x' is not a number" -- triage --baseline "$tmp/good.json" --candidate "$tmp/good.json" --quality-tolerance x
+
 # The bandwidth lens: one family, written and readable; bad grids are usage errors.
-expect sweep-mlp      0 'mlp +8 B/c +8 B/c'                   -- sweep --family mlp --out "$tmp/sweep"
+expect sweep-mlp      0 'mlp +8 B/c +[0-9]+ B/c'                   -- sweep --family mlp --out "$tmp/sweep"
 expect sweep-grid     0 'wrote .*sweep2/sweep.json'          -- sweep --family mlp --bytes-per-cycle 4 16 --latency 100 --out "$tmp/sweep2"
 if grep -q '<svg' "$tmp/sweep/sweep.html" && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/sweep/sweep.json"; then
   passed=$((passed + 1)); echo "PASS sweep-outputs"

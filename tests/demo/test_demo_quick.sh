@@ -148,5 +148,22 @@ gate_fails() {
 }
 check "gate fails a speedup the report does not reach" gate_fails
 
+# Triage on the report it explains: against itself nothing regressed; a copy whose tail grew
+# names the latency tail, its owner, and exits 1 like a failed gate.
+check "triage finds no regression against itself" "$nmsa" triage --baseline "$r" --candidate "$r"
+triage_names_the_tail() {
+  python3 - "$r" "$work/tail.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["latency_cycles_p99"] = r["latency_cycles_p50"] * 2
+json.dump(r, open(sys.argv[2], "w"))
+PY
+  "$nmsa" triage --baseline "$r" --candidate "$work/tail.json" --memo "$work/triage.md" \
+    > "$work/triage.log" 2>&1
+  [ $? -eq 1 ] && grep -q 'first failing mechanism: 6. latency tail (owner: serving performance owner)' \
+    "$work/triage.log" && grep -q '^# Triage: latency tail' "$work/triage.md"
+}
+check "triage names the latency tail of a regressed copy" triage_names_the_tail
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
