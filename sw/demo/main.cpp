@@ -41,6 +41,7 @@
 #include "nmsa/mlp_cycles.hpp"
 #include "nmsa/npy.hpp"
 #include "nmsa/onnx_export.hpp"
+#include "nmsa/regs.hpp"
 #include "nmsa/report.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 #include "../cli/number_options.hpp"
@@ -375,6 +376,13 @@ std::vector<GemmMode> modes_of(const std::vector<bool>& sparse) {
   std::vector<GemmMode> m;
   for (bool s : sparse) m.push_back(s ? GemmMode::SPARSE : GemmMode::DENSE);
   return m;
+}
+
+// The VERSION register of the accelerator that ran, as major.minor.patch.
+std::string register_map_version(const std::string& config) {
+  const std::uint32_t v = tb::make_rtl_device(config)->read_reg(regs::VERSION_OFFSET);
+  return std::to_string((v >> 16) & 0xff) + "." + std::to_string((v >> 8) & 0xff) + "." +
+         std::to_string(v & 0xff);
 }
 
 // Per-batch latency of a run over `rows` test rows, of full batches only: a shorter last batch
@@ -839,6 +847,48 @@ int run_demo(const DemoOptions& opt) {
   target("RTL bit-exact vs golden and functional model", "every batch",
          std::to_string(rep.batches_bit_exact_golden) + "/" + std::to_string(rep.batches),
          bit_exact);
+  {
+    // The validation matrix: every claim with its evidence, run, owner and status.
+    const std::string rtl_run = "rtl:" + opt.config + ", " + std::to_string(rep.batches) +
+                                " batches of " + std::to_string(batch) + ", seed " +
+                                std::to_string(opt.seed);
+    const auto holds = [](bool ok) { return std::string(ok ? "holds" : "does not hold"); };
+    const std::uint64_t dense_p50 = rep.dense_latency.p50;
+    rep.validation = {
+        {"2:4 runs the network faster than all-dense on the same RTL (>= 1.8x)",
+         "effective speedup " + fixed(rep.effective_speedup, 3) + "x (dense " +
+             std::to_string(rtl_dense.total_cycles()) + " / deployed " +
+             std::to_string(rtl_dep.total_cycles()) + " cycles)",
+         rtl_run, "accelerator architecture owner", holds(rep.effective_speedup >= 1.8)},
+        {"the deployed 2:4 INT8 model is within 0.5 pp of the dense model trained as long",
+         signed_pp_text(headline) + ", " + headline.verdict(),
+         "A: " + rtl_run + "; B: host FP32, " + std::to_string(rep.test_images) + " images",
+         "model optimization lead", holds(headline.delta_pp >= -0.5)},
+        {"at the dense latency budget a wider 2:4 model is more accurate than the dense model",
+         signed_pp_text(equal_budget_quality) + ", " + equal_budget_quality.verdict() + "; p50 " +
+             std::to_string(eb.sparse_cycles_p50) + " vs " + std::to_string(eb.budget_cycles_p50) +
+             " cycles",
+         golden_name + " over the test set; latency " + rtl_run, "model optimization lead",
+         !eb.fits() ? "does not hold"
+         : equal_budget_quality.ci95_pp.lo > 0 ? "holds"
+                                                : "no measurable difference"},
+        {"dense fallbacks cost the share of cycles shown",
+         std::to_string(rep.fallback_layers.size()) + " fallback layer(s), " +
+             percent(rep.fallback_cycle_share) + " of the deployed cycles; all sparse the cycle "
+             "model predicts " + fixed(rep.all_sparse_speedup_predicted, 3) + "x",
+         rtl_run + "; cycle model", "compiler sparsity pass owner", "measured"},
+        {"every device result is bit-exact",
+         std::to_string(rep.batches_bit_exact_golden) + "/" + std::to_string(rep.batches) +
+             " batches equal the golden model, " + std::to_string(rep.batches_bit_exact_model) +
+             "/" + std::to_string(rep.batches) + " the functional model",
+         rtl_run, "accelerator architecture owner", holds(bit_exact)},
+        {"the deployed model's p99 batch latency stays inside the dense model's median",
+         "p99 " + std::to_string(rep.deployed_latency.p99) + " vs dense p50 " +
+             std::to_string(dense_p50) + " cycles",
+         rtl_run + ", host memory with 2% random read gaps", "serving performance owner",
+         holds(rep.deployed_latency.p99 > 0 && rep.deployed_latency.p99 <= dense_p50)},
+    };
+  }
   for (const auto& t : rep.targets) {
     if (!t.met) rep.notes.push_back("Target not met: " + t.name + ": measured " + t.measured +
                                     ", required " + t.required + ".");
@@ -865,6 +915,8 @@ int run_demo(const DemoOptions& opt) {
   rep.tags = {
       {"git revision", command_output("git -C '" + src + "' describe --always --dirty")},
       {"rtl configuration", opt.config + ": " + caps.describe()},
+      {"rtl hash", rtl_hash(src)},
+      {"register map", register_map_version(opt.config)},
       {"verilator", NMSA_VERILATOR_VERSION},
       {"compiler", std::string("g++ ") + __VERSION__},
       {"build flags", NMSA_BUILD_FLAGS},

@@ -74,6 +74,14 @@ for c in comparisons:
          (c["name"], c["verdict"], c["ci95_pp"]))
     need(abs(c["delta_pp"] - 100.0 * (c["only_a"] - c["only_b"]) / c["images"]) < 1e-9,
          "%s: delta does not match the discordant counts" % c["name"])
+v = r["validation_matrix"]
+need(len(v) == 6, "%d validation rows, want 6" % len(v))
+for row in v:
+    need(row["owner"] and row["run"] and row["evidence"], "validation row incomplete: %s" % row)
+    need(row["status"] in ("holds", "does not hold", "no measurable difference", "measured"),
+         "validation status %r" % row["status"])
+need(r["tags"].get("register map", "").count(".") == 2, "no register map version in the tags")
+need(len(r["tags"].get("rtl hash", "")) > 0, "no RTL hash in the tags")
 b = r["equal_budget"]
 need(b["shapes_searched"] > 1 and 0 < b["predicted_budget_use"] <= 1,
      "equal budget: %s shapes, budget use %s" % (b["shapes_searched"], b["predicted_budget_use"]))

@@ -27,7 +27,7 @@ fail() { echo "FAIL $*"; failed=$((failed + 1)); }
 pass() { echo "PASS $*"; }
 
 # The ids report_html writes (sw/report/src/report_html.cpp, kSections), in page order.
-sections=(summary targets layers speedup fallback utilization metadata latency bandwidth quality
+sections=(summary targets validation layers speedup fallback utilization metadata latency bandwidth quality
           equal-budget schedule cross-checks tags notes)
 
 # Anything the page would fetch: a script at all, or a src/href/url()/@import that is not a

@@ -78,10 +78,11 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
-const char* const kSectionIds[] = {"summary",     "targets",      "layers",   "speedup",
-                                   "hardware",    "fallback",     "utilization", "metadata",
-                                   "latency",     "bandwidth",    "quality",  "equal-budget",
-                                   "schedule",    "cross-checks", "tags",     "notes"};
+const char* const kSectionIds[] = {"summary",   "targets",     "validation",   "layers",
+                                   "speedup",   "hardware",    "fallback",     "utilization",
+                                   "metadata",  "latency",     "bandwidth",    "quality",
+                                   "equal-budget", "schedule", "cross-checks", "tags",
+                                   "notes"};
 
 // --- Percentiles ---------------------------------------------------------------------------------
 
@@ -206,6 +207,16 @@ TEST(ReportTest, QualityCarriesIntervalsAndPairedTests) {
   EXPECT_NE(md.find("89.21% [88.61, 89.81]"), std::string::npos);
   EXPECT_NE(md.find("425 candidates"), std::string::npos);
   EXPECT_NE(report_html(r).find("McNemar"), std::string::npos);
+}
+
+TEST(ReportTest, ValidationMatrixInEveryFormat) {
+  const DeploymentReport r = make_sample_report();
+  auto j = nlohmann::json::parse(report_json(r));
+  ASSERT_EQ(j["validation_matrix"].size(), r.validation.size());
+  EXPECT_EQ(j["validation_matrix"][1]["owner"], "model optimization lead");
+  const std::string md = report_markdown(r);
+  EXPECT_NE(md.find("| every device result is bit-exact | 100/100 batches"), std::string::npos);
+  EXPECT_NE(md.find("**does not hold**"), std::string::npos);
 }
 
 TEST(ReportTest, BandwidthLensInEveryFormat) {
@@ -348,10 +359,10 @@ TEST(ReportTest, MarkdownHasTheHeadlineFigures) {
   const DeploymentReport r = make_sample_report();
   const std::string text = report_markdown(r);
   for (const char* heading :
-       {"## Summary", "## Targets", "## Supported layer matrix", "## Speedup",
-        "## Dense-fallback impact", "## PE utilization", "## Metadata overhead", "## Latency", "## Bandwidth lens",
-        "## Quality", "## Equal latency budget", "## Pruning schedules", "## Cross-checks",
-        "## Tags", "## Notes"}) {
+       {"## Summary", "## Targets", "## Validation matrix", "## Supported layer matrix",
+        "## Speedup", "## Dense-fallback impact", "## PE utilization", "## Metadata overhead",
+        "## Latency", "## Bandwidth lens", "## Quality", "## Equal latency budget",
+        "## Pruning schedules", "## Cross-checks", "## Tags", "## Notes"}) {
     EXPECT_NE(text.find(heading), std::string::npos) << heading;
   }
   char speedup[32];

@@ -373,6 +373,23 @@ Section bandwidth(const DeploymentReport& r) {
   return s;
 }
 
+Section validation(const DeploymentReport& r) {
+  Section s{"validation", "Validation matrix", {}, false, ""};
+  if (r.validation.empty()) return missing_section(s);
+  s.blocks.push_back(paragraph(
+      "Each claim of this report with the evidence that backs it, the run it comes from and the "
+      "role that owns it; nmsa triage names the mechanism behind a claim that stops holding."));
+  Table t{{"claim", "evidence", "run", "owner", "status"}, {}, "lllll", false, false};
+  for (const auto& v : r.validation) {
+    t.rows.push_back({v.claim, v.evidence, v.run, v.owner,
+                      v.status == "holds" ? status(true, v.status)
+                      : v.status == "does not hold" ? status(false, "", v.status)
+                                                    : Inline(v.status)});
+  }
+  s.blocks.push_back(table_block(std::move(t)));
+  return s;
+}
+
 Section quality(const DeploymentReport& r) {
   Section s{"quality", "Quality", {}, false, ""};
   if (r.quality.empty()) return missing_section(s);
@@ -501,12 +518,11 @@ Document report_document(const DeploymentReport& r) {
   Document doc;
   doc.title = r.title;
   doc.subtitle = {or_dash(r.dataset), or_dash(r.device), clock_label(r)};
-  doc.sections = {summary(r, d),        targets(r),        layers(r),
-                  speedup(r, d),        hardware(r),       fallback(r),
-                  utilization(r),       metadata(r, d),    latency(r, d),
-                  bandwidth(r),
-                  quality(r),           equal_budget(r),   schedules(r),
-                  cross_checks(r),      tags(r),           notes(r)};
+  doc.sections = {summary(r, d),      targets(r),        validation(r),   layers(r),
+                  speedup(r, d),      hardware(r),       fallback(r),     utilization(r),
+                  metadata(r, d),     latency(r, d),     bandwidth(r),    quality(r),
+                  equal_budget(r),    schedules(r),      cross_checks(r), tags(r),
+                  notes(r)};
   return doc;
 }
 

@@ -225,6 +225,15 @@ std::string report_json(const DeploymentReport& r) {
         Json{{"name", t.name}, {"required", t.required}, {"measured", t.measured}, {"met", t.met}});
   }
   j["targets"] = std::move(targets);
+  Json validation = Json::array();
+  for (const auto& v : r.validation) {
+    validation.push_back(Json{{"claim", v.claim},
+                              {"evidence", v.evidence},
+                              {"run", v.run},
+                              {"owner", v.owner},
+                              {"status", v.status}});
+  }
+  j["validation_matrix"] = std::move(validation);
   Json tags = Json::object();
   for (const auto& [k, v] : r.tags) tags[k] = v;
   j["tags"] = std::move(tags);

@@ -22,8 +22,9 @@ constexpr const char* kArchitectureOwner = "accelerator architecture owner";
 constexpr const char* kCompilerOwner = "compiler sparsity pass owner";
 constexpr const char* kServingOwner = "serving performance owner";
 
-// The tags that make two runs incomparable when they differ.
-constexpr const char* kLockedTags[] = {"data", "batch"};
+// The tags that make two runs incomparable when they differ: another split or batch measures
+// other work, and counters of another register map are other figures.
+constexpr const char* kLockedTags[] = {"data", "batch", "register map"};
 
 struct Layer {
   std::string placement, reason;

@@ -135,6 +135,16 @@ struct ReportTarget {
   bool met = false;
 };
 
+// One row of the validation matrix: a claim of the report, what shows it, where it was measured,
+// the role that owns it, and whether it holds.
+struct ValidationClaim {
+  std::string claim;     // "2:4 runs the network 1.9x faster than dense on the same RTL"
+  std::string evidence;  // the figures, with their intervals where they have one
+  std::string run;       // "rtl:default, 100 batches, seed 7" or "golden (Eigen INT8)"
+  std::string owner;     // "accelerator architecture owner", ...
+  std::string status;    // "holds", "does not hold", "no measurable difference"
+};
+
 // What 2:4 costs at equal area: the device that ran (N:M support) and the dense-only design of the
 // same multipliers, both placed and routed (docs/fpga.md). Throughput is dense-equivalent MACs per
 // cycle times Fmax; per LUT and per DSP it compares the two designs at equal area.
@@ -220,6 +230,7 @@ struct DeploymentReport {
   std::vector<ScheduleCurve> schedules;
   std::optional<EqualBudget> equal_budget;
   std::vector<ReportTarget> targets;
+  std::vector<ValidationClaim> validation;
   // What pins the run: git revision, RTL configuration, Verilator and compiler versions, seeds,
   // options. In insertion order.
   std::vector<std::pair<std::string, std::string>> tags;
