@@ -47,6 +47,7 @@
 #include "../cli/number_options.hpp"
 #include "recipes.hpp"
 #include "test_set.hpp"
+#include "wide_model.hpp"
 
 namespace {
 
@@ -277,52 +278,6 @@ double seconds_since_start() {
 void stage(int n, const std::string& what) {
   std::printf("[%d/6 %5.0f s] %s\n", n, seconds_since_start(), what.c_str());
   std::fflush(stdout);
-}
-
-// The wider model of the equal-budget comparison, sized by the cycle model.
-struct WideShape {
-  std::vector<int> sizes;
-  std::uint64_t predicted_cycles = 0;  // its all-sparse batch
-  int searched = 0;                    // shapes priced
-};
-
-// Of the 784-h1-h2-10 networks (h1 from 512 to 2048, h2 from 256 to h1, multiples of 64), the one
-// whose all-sparse batch the cycle model predicts closest to the budget without exceeding it, so
-// that it uses the budget fully; more weights win a tie. The base shape when none fits. A layer
-// with more outputs or inputs never takes fewer cycles, so each h2 sweep stops at the first shape
-// over the budget, and the h1 sweep at the first h1 whose narrowest shape is over.
-WideShape size_wide_model(const DeviceCaps& caps, const std::vector<int>& base_sizes,
-                          Eigen::Index batch, std::uint64_t budget, const PerfModelParams& perf) {
-  const auto layer = [&](int in, int out, bool last) {
-    return predict_mlp_layer_cycles(caps, in, out, last, batch, GemmMode::SPARSE, perf);
-  };
-  const auto weights = [](const std::vector<int>& s) {
-    long w = 0;
-    for (std::size_t i = 0; i + 1 < s.size(); ++i) w += static_cast<long>(s[i]) * s[i + 1];
-    return w;
-  };
-  WideShape best{base_sizes,
-                 predict_mlp_batch_cycles(caps, base_sizes, batch, GemmMode::SPARSE, perf), 0};
-  bool found = false;
-  for (int h1 = 512; h1 <= 2048; h1 += 64) {
-    const std::uint64_t first = layer(784, h1, false);
-    bool any_fits = false;
-    for (int h2 = 256; h2 <= h1; h2 += 64) {
-      const std::vector<int> s = {784, h1, h2, 10};
-      const std::uint64_t c = first + layer(h1, h2, false) + layer(h2, 10, true);
-      ++best.searched;
-      if (c > budget) break;
-      any_fits = true;
-      if (!found || c > best.predicted_cycles ||
-          (c == best.predicted_cycles && weights(s) > weights(best.sizes))) {
-        best.sizes = s;
-        best.predicted_cycles = c;
-        found = true;
-      }
-    }
-    if (!any_fits) break;
-  }
-  return best;
 }
 
 // A model through the whole quality path: FP32 and INT8 accuracies.
