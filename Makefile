@@ -104,6 +104,7 @@ bench: build
 	$(BUILD_DIR)/nmsa_bench_workloads --config large --out $(BUILD_DIR)/bench/workloads.json
 	$(BUILD_DIR)/nmsa_bench_lens --config default --out $(BUILD_DIR)/bench/lens.json
 	$(BUILD_DIR)/nmsa_bench_contention --config default --out $(BUILD_DIR)/bench/lens.json
+	$(BUILD_DIR)/nmsa_bench_triage --out $(BUILD_DIR)/bench/lens.json
 
 # Re-runs the tests matching TEST (a GoogleTest filter) with FST tracing; traces and GTKWave save
 # files land in build/waves. Open one with: gtkwave build/waves/<test>.gtkw

@@ -72,6 +72,18 @@ inline void write_json(const std::string& path, const Json& j) {
   std::printf("\nwrote %s\n", path.c_str());
 }
 
+// The JSON object in `path` to merge more figures into, or an empty object when there is no
+// file yet; throws when the file is there but not a JSON object.
+inline Json read_json_to_merge(const std::string& path) {
+  if (!std::filesystem::exists(path)) return Json::object();
+  std::ifstream in(path);
+  Json j = Json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    throw std::runtime_error(path + ": not a JSON object; cannot merge into it");
+  }
+  return j;
+}
+
 // The exit code of a benchmark: a wrong result first, then missed targets.
 inline int exit_code(bool results_exact, int targets_missed) {
   if (!results_exact) return kExitWrongResult;

@@ -189,14 +189,7 @@ int main(int argc, char** argv) {
                 leaves_budget < 0 ? "at no load swept"
                                   : ("at load " + std::to_string(leaves_budget)).c_str());
 
-    bench::Json j = bench::Json::object();
-    if (std::filesystem::exists(a.out)) {
-      std::ifstream in(a.out);
-      j = bench::Json::parse(in, nullptr, false);
-      if (j.is_discarded() || !j.is_object()) {
-        throw std::runtime_error(a.out + ": not a JSON object; cannot merge into it");
-      }
-    }
+    bench::Json j = bench::read_json_to_merge(a.out);
     bench::Json loads = bench::Json::array();
     for (const LoadRun& r : runs) {
       loads.push_back({{"load", r.load},

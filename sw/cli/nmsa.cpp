@@ -806,14 +806,16 @@ CLI::App* add_triage(CLI::App& app, TriageArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "triage", "why a candidate deployment report regressed: the first failing mechanism");
   cmd->footer(
-      "Compares two deployment reports (report.json, or their directories) mechanism by\n"
-      "mechanism in execution order: lowering, sparse format, scheduling and memory, execution,\n"
+      "Compares two deployment reports (report.json, or their directories), or two benchmark\n"
+      "files of the same kind (build/bench/workloads.json, lens.json), mechanism by mechanism\n"
+      "in execution order: lowering, sparse format, scheduling and memory, execution,\n"
       "quality, latency tail. Names the first failing one with its evidence and owner, the\n"
       "commands that reproduce the failing workload and the stable comparator, and the rollback\n"
       "criteria (docs/triage.md). Exit codes as nmsa gate: 0 no regression, 1 regression,\n"
       "2 bad options, unreadable reports or runs that are not comparable.\n");
-  cmd->add_option("--baseline", a.baseline, "A.json, the stable report")->required();
-  cmd->add_option("--candidate", a.candidate, "B.json, the report that regressed")->required();
+  cmd->add_option("--baseline", a.baseline, "A.json, the stable report or benchmark file")
+      ->required();
+  cmd->add_option("--candidate", a.candidate, "B.json, the one that regressed")->required();
   cmd->add_option("--memo", a.memo, "also write the triage as a Markdown memo to this file");
   cmd->add_flag("--json", a.json, "print JSON instead of text");
   cmd->add_option("--quality-tolerance", a.limits.quality_drop_pp,

@@ -11,7 +11,9 @@
 //      channel permutation search), each a quality row; the best on validation is deployed
 //   4. INT8 quantization with calibrated activation scales
 //   5. the test set through the RTL: the deployed model, the all-dense INT8 model and the wider
-//      model, bit-exact against the golden model, the first two also on the functional model
+//      model, bit-exact against the golden model, the first two also on the functional model;
+//      the first batches again under contention (a second AXI master), and a regressed workload
+//      (less host bandwidth) beside its comparator, which nmsa triage explains
 //   6. the report (JSON, Markdown, HTML) and the ONNX export of the deployed model
 //
 // Exit codes: 0 done (targets met or not: the report says which), 1 a device result that is not
@@ -45,7 +47,9 @@
 #include "nmsa/report.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 #include "../cli/number_options.hpp"
+#include "hardware.hpp"
 #include "recipes.hpp"
+#include "regressed_workload.hpp"
 #include "test_set.hpp"
 #include "wide_model.hpp"
 
@@ -71,6 +75,12 @@ struct DemoOptions {
   std::uint64_t seed = 1;
   int threads = 0;
   int wide_rtl_batches = 20;
+  // Tail latency under contention: batches per load and mode, and the background loads.
+  int contention_batches = 10;
+  std::vector<double> contention_loads{0.25, 0.5, 0.75};
+  // The regressed workload beside its comparator: batches, and its host memory's bandwidth.
+  int workload_batches = 5;
+  double regressed_bytes_per_cycle = 2.0;
   bool quick = false;
 };
 
@@ -132,6 +142,20 @@ std::variant<DemoOptions, int> parse_options(int argc, char** argv) {
                  "batches of the wider model run on the RTL (default 20; its accuracy is the "
                  "golden model's over the whole test set)")
       ->check(integer_in(1, 10000));
+  app.add_option("--contention-batches", o.contention_batches,
+                 "batches per background load and model for the latency under contention "
+                 "(default 10)")
+      ->check(integer_in(1, 10000));
+  app.add_option("--contention-loads", o.contention_loads,
+                 "background loads of the second AXI master, shares of the host bandwidth in "
+                 "(0, 0.95] (default 0.25 0.5 0.75)")
+      ->check(number_in(1e-3, 0.95));
+  app.add_option("--workload-batches", o.workload_batches,
+                 "batches of the regressed workload and of its comparator (default 5)")
+      ->check(integer_in(1, 10000));
+  app.add_option("--regressed-bytes-per-cycle", o.regressed_bytes_per_cycle,
+                 "host bandwidth of the regressed workload, below the demo's 16 (default 2)")
+      ->check(number_in(0.5, 15.9));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -152,8 +176,14 @@ std::variant<DemoOptions, int> parse_options(int argc, char** argv) {
     // 1000 validation images resolve 0.1 pp, and one epoch on 6000 images leaves the trial models
     // noisy: a gate at the full run's 0.5 pp would send layers dense on noise alone.
     preset("--gate-threshold", o.gate_threshold_pp, 3.0);
+    preset("--contention-batches", o.contention_batches, 2);
+    preset("--contention-loads", o.contention_loads, std::vector<double>{0.5});
+    preset("--workload-batches", o.workload_batches, 2);
   }
   if (o.finetune_epochs < 0) o.finetune_epochs = o.epochs;
+  std::sort(o.contention_loads.begin(), o.contention_loads.end());
+  o.contention_loads.erase(std::unique(o.contention_loads.begin(), o.contention_loads.end()),
+                           o.contention_loads.end());
   if (o.threads == 0) {
     o.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   }
@@ -163,34 +193,6 @@ std::variant<DemoOptions, int> parse_options(int argc, char** argv) {
     throw UsageError(std::string("--config: ") + e.what());
   }
   return o;
-}
-
-// The host memory every device run sees: 16 bytes per cycle shared by reads and writes, 100
-// cycles of read latency, and 2% of the cycles in which a due read beat does not come (other
-// masters on the memory), so that batch latencies vary as they do on a real system.
-constexpr double kMemBytesPerCycle = 16.0;
-constexpr unsigned kMemReadLatency = 100;
-constexpr unsigned kMemWriteLatency = 16;
-constexpr double kMemReadGap = 0.02;
-
-tb::AxiMemoryConfig axi_memory(const DeviceCaps& caps) {
-  tb::AxiMemoryConfig m;
-  m.data_bytes = static_cast<unsigned>(caps.axi_bytes());
-  m.read_latency = kMemReadLatency;
-  m.write_latency = kMemWriteLatency;
-  m.bytes_per_cycle = kMemBytesPerCycle;
-  m.p_r_gap = kMemReadGap;
-  m.max_reads = 32;
-  m.max_writes = 32;
-  return m;
-}
-
-PerfModelParams perf_memory() {
-  PerfModelParams p;
-  p.dma_bytes_per_cycle = kMemBytesPerCycle;
-  p.dma_read_latency = static_cast<int>(kMemReadLatency);
-  p.dma_write_latency = static_cast<int>(kMemWriteLatency);
-  return p;
 }
 
 std::string percent(double fraction) {
@@ -205,56 +207,6 @@ std::string fixed(double v, int digits) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
-}
-
-// The report's clock: the measured Fmax of the configuration (docs/fpga.md), unless --clock-mhz
-// states one; and, for a configuration with a dense-only counterpart, what the N:M support costs
-// at equal area. The dense-only design's cycles for the deployed model are the measured
-// same-array speedup scaled by the cycle model's dense-only over dense-on-this-array cycles.
-void set_clock_and_hardware_cost(DeploymentReport& rep, const DemoOptions& opt,
-                                 const DeviceCaps& caps, const std::vector<int>& sizes,
-                                 Eigen::Index batch, const PerfModelParams& perf) {
-  const std::optional<FpgaResult> fpga =
-      find_fpga_result(NMSA_SOURCE_DIR, NMSA_BUILD_DIR, "ecp5", opt.config);
-  const std::string current_rtl = rtl_hash(NMSA_SOURCE_DIR);
-  auto provenance = [&current_rtl](const FpgaResult& r) {
-    return r.describe() + (r.rtl_hash == current_rtl ? "; measured on this RTL"
-                                                     : "; the RTL has changed since");
-  };
-  if (opt.clock_mhz > 0) {
-    rep.clock_mhz = opt.clock_mhz;
-    rep.clock_measured = false;
-    rep.clock_source = fixed(opt.clock_mhz, 1) + " MHz, stated with --clock-mhz, not measured";
-  } else if (fpga) {
-    rep.clock_mhz = fpga->fmax_mhz_median;
-    rep.clock_measured = true;
-    rep.clock_source = provenance(*fpga);
-  } else {
-    rep.clock_source = "no place-and-route result of " + opt.config +
-                       " (make pnr CONFIG=" + opt.config + "): cycles only";
-  }
-  if (opt.config != "default" || !fpga) return;
-  const std::optional<FpgaResult> dense =
-      find_fpga_result(NMSA_SOURCE_DIR, NMSA_BUILD_DIR, "ecp5", "dense_only");
-  if (!dense) return;
-  HardwareCost h;
-  h.device = fpga->device;
-  h.sparse_source = provenance(*fpga);
-  h.dense_source = provenance(*dense);
-  h.sparse_luts = fpga->luts();
-  h.dense_luts = dense->luts();
-  h.sparse_dsps = fpga->dsps();
-  h.dense_dsps = dense->dsps();
-  h.sparse_brams = fpga->brams();
-  h.dense_brams = dense->brams();
-  h.sparse_fmax_mhz = fpga->fmax_mhz_median;
-  h.dense_fmax_mhz = dense->fmax_mhz_median;
-  const double dense_only = static_cast<double>(predict_mlp_batch_cycles(
-      DeviceCaps::named("dense_only"), sizes, batch, GemmMode::DENSE, perf));
-  const double dense_here =
-      static_cast<double>(predict_mlp_batch_cycles(caps, sizes, batch, GemmMode::DENSE, perf));
-  h.cycles_ratio = rep.effective_speedup * dense_only / dense_here;
-  rep.hardware = h;
 }
 
 std::string command_output(const std::string& cmd) {
@@ -338,19 +290,6 @@ std::string register_map_version(const std::string& config) {
   const std::uint32_t v = tb::make_rtl_device(config)->read_reg(regs::VERSION_OFFSET);
   return std::to_string((v >> 16) & 0xff) + "." + std::to_string((v >> 8) & 0xff) + "." +
          std::to_string(v & 0xff);
-}
-
-// Per-batch latency of a run over `rows` test rows, of full batches only: a shorter last batch
-// would be a latency of another shape.
-LatencySummary full_batch_latency(const std::string& label, const TestSetRun& run,
-                                  Eigen::Index rows) {
-  LatencySummary l;
-  l.label = label;
-  l.batch_size = run.batch_size;
-  l.batch_cycles = run.batch_cycles;
-  if (rows % run.batch_size != 0 && l.batch_cycles.size() > 1) l.batch_cycles.pop_back();
-  compute_percentiles(l);
-  return l;
 }
 
 int run_demo(const DemoOptions& opt) {
@@ -532,46 +471,79 @@ int run_demo(const DemoOptions& opt) {
   const Eigen::Index wide_rows =
       std::min<Eigen::Index>(x_wide.rows(), batch * std::max(opt.wide_rtl_batches, 1));
   TestSetRun rtl_dep, rtl_dense, rtl_wide, model_dep, model_dense;
+  // Beside the test set: the first batches again under contention, and the regressed workload
+  // with its comparator.
+  const Eigen::Index contention_rows =
+      std::min<Eigen::Index>(x_dep.rows(), batch * opt.contention_batches);
+  const Eigen::Index workload_rows =
+      std::min<Eigen::Index>(x_dep.rows(), batch * opt.workload_batches);
+  std::vector<TestSetRun> contention_dep(opt.contention_loads.size());
+  std::vector<TestSetRun> contention_dense(opt.contention_loads.size());
+  WorkloadRuns comparator, regressed;
   std::atomic<long> batches_done{0};
   auto batches_in = [&](Eigen::Index rows_n) {
     return static_cast<long>((rows_n + batch - 1) / batch);
   };
   {
     const tb::AxiMemoryConfig axi = axi_memory(caps);
+    tb::AxiMemoryConfig slow = axi;
+    slow.bytes_per_cycle = opt.regressed_bytes_per_cycle;
     // A run split in two halves on a batch boundary, each on its own device, so that the cores
     // share the long runs; the halves are joined again afterwards.
     const Eigen::Index half = (x_dep.rows() / batch + 1) / 2 * batch;
     std::vector<TestSetRun> parts(7);
     std::vector<std::function<void()>> jobs;
     auto rtl_job = [&](TestSetRun& out, const Int8Mlp& m, const MatrixF& x, const MatrixF& g,
-                       Eigen::Index first, Eigen::Index count, std::uint64_t seed) {
-      jobs.push_back([&, first, count, seed] {
-        auto dev = tb::make_rtl_device(opt.config, axi, seed);
+                       Eigen::Index first, Eigen::Index count, std::uint64_t seed,
+                       const tb::AxiMemoryConfig& memory) {
+      jobs.push_back([&, first, count, seed, memory] {
+        auto dev = tb::make_rtl_device(opt.config, memory, seed);
         out = run_test_set(*dev, m, x.middleRows(first, count), g.middleRows(first, count),
                            static_cast<int>(batch), perf, &batches_done);
       });
     };
-    auto model_job = [&](TestSetRun& out, const Int8Mlp& m, const MatrixF& x, const MatrixF& g) {
-      jobs.push_back([&] {
+    auto model_job = [&](TestSetRun& out, const Int8Mlp& m, const MatrixF& x, const MatrixF& g,
+                         Eigen::Index count) {
+      jobs.push_back([&, count] {
         auto dev = make_model_device(opt.config);
-        out = run_test_set(*dev, m, x, g, static_cast<int>(batch), perf, &batches_done);
+        out = run_test_set(*dev, m, x.topRows(count), g.topRows(count), static_cast<int>(batch),
+                           perf, &batches_done);
       });
     };
     const Eigen::Index rest = x_dep.rows() - half;
     // Longest first, so that the cores finish together.
-    rtl_job(parts[0], dense_eval.int8, x_dense, g_dense, 0, half, opt.seed + 1);
-    rtl_job(parts[1], dense_eval.int8, x_dense, g_dense, half, rest, opt.seed + 2);
-    rtl_job(parts[2], dep.int8, x_dep, g_dep, 0, half, opt.seed + 3);
-    rtl_job(parts[3], dep.int8, x_dep, g_dep, half, rest, opt.seed + 4);
-    rtl_job(parts[4], wide_eval.int8, x_wide, g_wide, 0, wide_rows, opt.seed + 5);
-    model_job(parts[5], dep.int8, x_dep, g_dep);
-    model_job(parts[6], dense_eval.int8, x_dense, g_dense);
+    rtl_job(parts[0], dense_eval.int8, x_dense, g_dense, 0, half, opt.seed + 1, axi);
+    rtl_job(parts[1], dense_eval.int8, x_dense, g_dense, half, rest, opt.seed + 2, axi);
+    rtl_job(parts[2], dep.int8, x_dep, g_dep, 0, half, opt.seed + 3, axi);
+    rtl_job(parts[3], dep.int8, x_dep, g_dep, half, rest, opt.seed + 4, axi);
+    rtl_job(parts[4], wide_eval.int8, x_wide, g_wide, 0, wide_rows, opt.seed + 5, axi);
+    model_job(parts[5], dep.int8, x_dep, g_dep, x_dep.rows());
+    model_job(parts[6], dense_eval.int8, x_dense, g_dense, x_dense.rows());
     if (rest == 0) {  // a single batch: no second half
       jobs.erase(jobs.begin() + 3);
       jobs.erase(jobs.begin() + 1);
     }
+    for (std::size_t i = 0; i < opt.contention_loads.size(); ++i) {
+      tb::AxiMemoryConfig loaded = axi;
+      loaded.background_load = opt.contention_loads[i];
+      rtl_job(contention_dep[i], dep.int8, x_dep, g_dep, 0, contention_rows, opt.seed + 10 + 2 * i,
+              loaded);
+      rtl_job(contention_dense[i], dense_eval.int8, x_dense, g_dense, 0, contention_rows,
+              opt.seed + 11 + 2 * i, loaded);
+    }
+    auto workload_jobs = [&](WorkloadRuns& w, const tb::AxiMemoryConfig& memory,
+                             std::uint64_t seed) {
+      rtl_job(w.deployed, dep.int8, x_dep, g_dep, 0, workload_rows, seed, memory);
+      rtl_job(w.dense, dense_eval.int8, x_dense, g_dense, 0, workload_rows, seed + 1, memory);
+      model_job(w.model, dep.int8, x_dep, g_dep, workload_rows);
+    };
+    workload_jobs(comparator, axi, opt.seed + 6);
+    workload_jobs(regressed, slow, opt.seed + 8);
     run_parallel(jobs, opt.threads, "RTL and functional model", &batches_done,
-                 4 * batches_in(x_dep.rows()) + batches_in(wide_rows));
+                 4 * batches_in(x_dep.rows()) + batches_in(wide_rows) +
+                     2 * static_cast<long>(opt.contention_loads.size()) *
+                         batches_in(contention_rows) +
+                     6 * batches_in(workload_rows));
     rtl_dense = rest == 0 ? parts[0] : concatenate({parts[0], parts[1]});
     rtl_dep = rest == 0 ? parts[2] : concatenate({parts[2], parts[3]});
     rtl_wide = parts[4];
@@ -629,7 +601,7 @@ int run_demo(const DemoOptions& opt) {
   rep.quality_delta_ci95_pp = headline.ci95_pp;
   rep.effective_speedup = static_cast<double>(rtl_dense.total_cycles()) /
                           static_cast<double>(rtl_dep.total_cycles());
-  set_clock_and_hardware_cost(rep, opt, caps, base_sizes, batch, perf);
+  set_clock_and_hardware_cost(rep, opt.config, opt.clock_mhz, caps, base_sizes, batch, perf);
   {
     // The deployed network at other host memories (the lens's MLP is the demo's base network).
     LensSettings lens;
@@ -653,6 +625,14 @@ int run_demo(const DemoOptions& opt) {
   rep.dense_latency = full_batch_latency("all dense", rtl_dense, x_dep.rows());
   rep.other_latency.push_back(
       full_batch_latency("wider sparse " + sizes_name(wide_sizes), rtl_wide, wide_rows));
+  // Under contention: load 0 is the test-set run itself.
+  rep.contention.push_back({0.0, rep.deployed_latency, rep.dense_latency});
+  for (std::size_t i = 0; i < opt.contention_loads.size(); ++i) {
+    rep.contention.push_back(
+        {opt.contention_loads[i],
+         full_batch_latency("deployed", contention_dep[i], contention_rows),
+         full_batch_latency("all dense", contention_dense[i], contention_rows)});
+  }
   rep.batches = rtl_dep.batches();
   rep.batches_bit_exact_golden = rtl_dep.batches_matching_golden;
   rep.batches_bit_exact_model = matching_batches(rtl_dep, model_dep);
@@ -798,7 +778,10 @@ int run_demo(const DemoOptions& opt) {
                          rtl_dense.batches_matching_golden == rtl_dense.batches() &&
                          rtl_wide.batches_matching_golden == rtl_wide.batches() &&
                          rep.batches_bit_exact_model == rep.batches &&
-                         matching_batches(rtl_dense, model_dense) == rtl_dense.batches();
+                         matching_batches(rtl_dense, model_dense) == rtl_dense.batches() &&
+                         all_match_golden(contention_dep) && all_match_golden(contention_dense) &&
+                         all_match_golden({comparator.deployed, comparator.dense,
+                                           regressed.deployed, regressed.dense});
   target("RTL bit-exact vs golden and functional model", "every batch",
          std::to_string(rep.batches_bit_exact_golden) + "/" + std::to_string(rep.batches),
          bit_exact);
@@ -809,6 +792,7 @@ int run_demo(const DemoOptions& opt) {
                                 std::to_string(opt.seed);
     const auto holds = [](bool ok) { return std::string(ok ? "holds" : "does not hold"); };
     const std::uint64_t dense_p50 = rep.dense_latency.p50;
+    const double leaves_at = p99_leaves_budget_at(rep.contention);
     rep.validation = {
         {"2:4 runs the network faster than all-dense on the same RTL (>= 1.8x)",
          "effective speedup " + fixed(rep.effective_speedup, 3) + "x (dense " +
@@ -842,6 +826,14 @@ int run_demo(const DemoOptions& opt) {
              std::to_string(dense_p50) + " cycles",
          rtl_run + ", host memory with 2% random read gaps", "serving performance owner",
          holds(rep.deployed_latency.p99 > 0 && rep.deployed_latency.p99 <= dense_p50)},
+        {"under contention the deployed model's p99 stays inside the dense median up to the "
+         "load shown",
+         std::isnan(leaves_at) ? "p99 inside at every load run (up to " +
+                                     percent(opt.contention_loads.back()) + ")"
+                               : "p99 leaves it at load " + percent(leaves_at),
+         "rtl:" + opt.config + ", " + std::to_string(contention_rows / batch) +
+             " batches per load and model, a second AXI master with random bursts",
+         "serving performance owner", "measured"},
     };
   }
   for (const auto& t : rep.targets) {
@@ -876,7 +868,8 @@ int run_demo(const DemoOptions& opt) {
       {"compiler", std::string("g++ ") + __VERSION__},
       {"build flags", NMSA_BUILD_FLAGS},
       {"seed", std::to_string(opt.seed)},
-      {"rtl seeds", std::to_string(opt.seed + 1) + ".." + std::to_string(opt.seed + 5)},
+      {"rtl seeds", std::to_string(opt.seed + 1) + ".." +
+                        std::to_string(opt.seed + 9 + 2 * opt.contention_loads.size())},
       {"dense recipe", dense_recipe.key()},
       {"fine-tune recipe", ft_recipe.key()},
       {"quality gate", std::to_string(opt.gate_epochs) + " epoch(s), threshold " +
@@ -890,6 +883,8 @@ int run_demo(const DemoOptions& opt) {
       {"clock", rep.clock_source.empty() ? "n/a" : rep.clock_source},
   };
 
+  const std::string first_failing = triage_regressed_workload(
+      rep, comparator, regressed, opt.regressed_bytes_per_cycle, opt.out);
   write_report(rep, opt.out);
   const std::string onnx_path = (std::filesystem::path(opt.out) / "model.onnx").string();
   export_int8_mlp_onnx(dep.int8, onnx_path, "nmsa_fashion_mnist");
@@ -944,6 +939,13 @@ int run_demo(const DemoOptions& opt) {
               equal_budget_quality.verdict().c_str(),
               static_cast<unsigned long long>(eb.sparse_cycles_p50),
               static_cast<unsigned long long>(eb.budget_cycles_p50));
+  const double leaves_at = p99_leaves_budget_at(rep.contention);
+  std::printf("%-46s %s\n", "p99 under contention leaves the dense p50",
+              std::isnan(leaves_at) ? "at no load run" : ("at load " + percent(leaves_at)).c_str());
+  std::printf("%-46s %s: first failing mechanism %s (%s/%s)\n", "regressed workload",
+              rep.regressed_workload.c_str(),
+              first_failing.empty() ? "none" : first_failing.c_str(), opt.out.c_str(),
+              rep.triage_memo.c_str());
   std::printf("\ntargets:\n");
   for (const auto& t : rep.targets) {
     std::printf("  %-8s %-52s %s (required %s)\n", t.met ? "met" : "NOT MET", t.name.c_str(),

@@ -76,6 +76,24 @@ TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixF& x,
   return out;
 }
 
+LatencySummary full_batch_latency(const std::string& label, const TestSetRun& run,
+                                  Eigen::Index rows) {
+  LatencySummary l;
+  l.label = label;
+  l.batch_size = run.batch_size;
+  l.batch_cycles = run.batch_cycles;
+  if (rows % run.batch_size != 0 && l.batch_cycles.size() > 1) l.batch_cycles.pop_back();
+  compute_percentiles(l);
+  return l;
+}
+
+bool all_match_golden(const std::vector<TestSetRun>& runs) {
+  for (const TestSetRun& r : runs) {
+    if (r.batches_matching_golden != r.batches()) return false;
+  }
+  return true;
+}
+
 TestSetRun concatenate(const std::vector<TestSetRun>& parts) {
   if (parts.empty()) throw std::invalid_argument("concatenate: no parts");
   TestSetRun out;

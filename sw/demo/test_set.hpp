@@ -16,6 +16,7 @@
 #include "nmsa/cycle_model.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/int8_mlp.hpp"
+#include "nmsa/report.hpp"
 #include "nmsa/runtime.hpp"
 
 namespace nmsa::demo {
@@ -46,6 +47,14 @@ TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixF& x,
 // run: batches and accumulators in order, per-layer counters summed. The parts must share a
 // batch size and every part but the last must end on a batch boundary.
 TestSetRun concatenate(const std::vector<TestSetRun>& parts);
+
+// Per-batch latency of a run over `rows` test rows, of full batches only: a shorter last batch
+// would be a latency of another shape.
+LatencySummary full_batch_latency(const std::string& label, const TestSetRun& run,
+                                  Eigen::Index rows);
+
+// Whether every batch of every run equals the golden model bit for bit.
+bool all_match_golden(const std::vector<TestSetRun>& runs);
 
 // Batches of `a` and `b` whose logits are equal bit for bit.
 std::uint64_t matching_batches(const TestSetRun& a, const TestSetRun& b);

@@ -75,7 +75,7 @@ for c in comparisons:
     need(abs(c["delta_pp"] - 100.0 * (c["only_a"] - c["only_b"]) / c["images"]) < 1e-9,
          "%s: delta does not match the discordant counts" % c["name"])
 v = r["validation_matrix"]
-need(len(v) == 6, "%d validation rows, want 6" % len(v))
+need(len(v) == 7, "%d validation rows, want 7" % len(v))
 for row in v:
     need(row["owner"] and row["run"] and row["evidence"], "validation row incomplete: %s" % row)
     need(row["status"] in ("holds", "does not hold", "no measurable difference", "measured"),
@@ -101,8 +101,30 @@ need(0 < r["pe_utilization"] <= 1, "pe_utilization %s" % r["pe_utilization"])
 need(r["meta_bytes"] * 5 == r["weight_bytes_deployed"] - sum(
          l["dense_weight_bytes"] for l in r["layers"] if l["placement"] != "device sparse"),
      "metadata is not 1/5 of the sparse layers' bytes (2:4 INT8: 12.5% of 62.5%)")
+# Latency under contention: load 0 is the test-set run, the --quick load (0.5) its first two
+# batches with a second master taking half the bandwidth, which slows every batch.
+c = r["latency"]["contention"]
+need([l["load"] for l in c["loads"]] == [0.0, 0.5], "contention loads %s" % c["loads"])
+need(c["budget_cycles"] == r["dense_latency_cycles_p50"], "budget is not the dense p50")
+base, loaded = c["loads"]
+need(loaded["sparse"]["batches"] == 2 and loaded["dense"]["batches"] == 2, "contention batches")
+need(loaded["sparse"]["p50"] > base["sparse"]["p50"], "contention did not slow the deployed model")
+need(loaded["sparse"]["p50"] <= loaded["sparse"]["p99"] <= loaded["sparse"]["p99_9"],
+     "contention percentiles out of order")
+need(r["triage_memo"] == "regressed/triage.md" and "2 B/cycle" in r["regressed_workload"],
+     "regressed workload %r, memo %r" % (r["regressed_workload"], r["triage_memo"]))
 sys.exit(0 if ok else 1)
 PY
+
+# The regressed workload beside its comparator: two reports of the same batches, and the triage
+# memo the report links, naming the lower host bandwidth first and its owner.
+for f in regressed/comparator/report.json regressed/candidate/report.json regressed/triage.json; do
+  check "writes $f" test -s "$work/report/$f"
+done
+check "the report links the triage memo" grep -q '](regressed/triage.md)' "$work/report/report.md"
+check "the memo names the first failing mechanism and its owner" grep -q \
+  'first failing mechanism: \*\*scheduling and memory placement\*\*, owner: \*\*serving performance owner\*\*' \
+  "$work/report/regressed/triage.md"
 
 check "index.html loads in Chromium with every section" \
   bash "$here/../report/check_html.sh" "$work/report/index.html"

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "nmsa/report.hpp"
@@ -166,6 +167,24 @@ inline DeploymentReport make_sample_report() {
   wider.batch_cycles = batch_list(wider_layers, 3);
   compute_percentiles(wider);
   r.other_latency.push_back(wider);
+  // Under contention: ten batches at each load, slower with the load; at 90% the deployed
+  // model's p99 passes the dense p50.
+  r.contention.push_back({0.0, r.deployed_latency, r.dense_latency});
+  for (const auto& [load, sparse_slowdown, dense_slowdown] :
+       {std::tuple{0.5, 1.3, 1.15}, std::tuple{0.9, 2.4, 1.8}}) {
+    ContentionRun c{load, r.deployed_latency, r.dense_latency};
+    for (auto* l : {&c.sparse, &c.dense}) {
+      l->batch_cycles.resize(10);
+      for (auto& v : l->batch_cycles) {
+        v = static_cast<std::uint64_t>(static_cast<double>(v) *
+                                       (l == &c.sparse ? sparse_slowdown : dense_slowdown));
+      }
+      compute_percentiles(*l);
+    }
+    r.contention.push_back(c);
+  }
+  r.regressed_workload = "host memory at 2 B/cycle instead of 16 B/cycle";
+  r.triage_memo = "regressed/triage.md";
 
   r.quality = {
       {"784-512-256-10", "dense", false, 0.8934, 0.8921, "golden (Eigen INT8)", false, ""},

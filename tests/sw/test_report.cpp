@@ -78,7 +78,8 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
-const char* const kSectionIds[] = {"summary",   "targets",     "validation",   "layers",
+const char* const kSectionIds[] = {"summary",   "targets",     "validation",   "triage",
+                                   "layers",
                                    "speedup",   "hardware",    "fallback",     "utilization",
                                    "metadata",  "latency",     "bandwidth",    "quality",
                                    "equal-budget", "schedule", "cross-checks", "tags",
@@ -217,6 +218,44 @@ TEST(ReportTest, ValidationMatrixInEveryFormat) {
   const std::string md = report_markdown(r);
   EXPECT_NE(md.find("| every device result is bit-exact | 100/100 batches"), std::string::npos);
   EXPECT_NE(md.find("**does not hold**"), std::string::npos);
+}
+
+TEST(ReportTest, ContentionAndTheLoadWhereP99LeavesTheBudget) {
+  const DeploymentReport r = make_sample_report();
+  EXPECT_DOUBLE_EQ(p99_leaves_budget_at(r.contention), 0.9);
+  DeploymentReport inside = r;
+  inside.contention.pop_back();
+  EXPECT_TRUE(std::isnan(p99_leaves_budget_at(inside.contention)));
+  EXPECT_TRUE(std::isnan(p99_leaves_budget_at({})));
+  auto j = nlohmann::json::parse(report_json(r));
+  const auto& c = j["latency"]["contention"];
+  EXPECT_EQ(c["budget_cycles"].get<std::uint64_t>(), r.dense_latency.p50);
+  EXPECT_EQ(c["sparse_p99_leaves_budget_at_load"].get<double>(), 0.9);
+  ASSERT_EQ(c["loads"].size(), 3u);
+  EXPECT_EQ(c["loads"][1]["sparse"]["batches"], 10);
+  EXPECT_GE(c["loads"][2]["sparse"]["p99_9"].get<std::uint64_t>(),
+            c["loads"][2]["sparse"]["p99"].get<std::uint64_t>());
+  const std::string md = report_markdown(r);
+  EXPECT_NE(md.find("### Under contention"), std::string::npos);
+  EXPECT_NE(md.find("the deployed model's p99 leaves it at load 90%"), std::string::npos);
+  EXPECT_NE(md.find("| 90% | deployed | 10 |"), std::string::npos);
+  EXPECT_NE(md.find("**no**"), std::string::npos);  // the deployed p99 at 90%
+  EXPECT_NE(report_html(r).find("aria-label=\"Per-batch latency under contention\""),
+            std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(report_json(DeploymentReport{}))["latency"]["contention"]
+                  .is_null());
+}
+
+TEST(ReportTest, TheTriageMemoIsLinked) {
+  const DeploymentReport r = make_sample_report();
+  EXPECT_NE(report_markdown(r).find("[regressed/triage.md](regressed/triage.md)"),
+            std::string::npos);
+  EXPECT_NE(report_html(r).find("<a href=\"regressed/triage.md\">regressed/triage.md</a>"),
+            std::string::npos);
+  auto j = nlohmann::json::parse(report_json(r));
+  EXPECT_EQ(j["triage_memo"], "regressed/triage.md");
+  EXPECT_NE(report_markdown(DeploymentReport{}).find("no regressed workload beside this run"),
+            std::string::npos);
 }
 
 TEST(ReportTest, BandwidthLensInEveryFormat) {

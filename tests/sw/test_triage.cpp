@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "../report/sample_report.hpp"
+#include "../report/triage_cases.hpp"
 #include "nmsa/report.hpp"
 #include "nmsa/triage.hpp"
 
@@ -24,16 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-// The sample report with the tags a demo run writes.
-Json baseline_json() {
-  Json j = Json::parse(report_json(testing::make_sample_report()));
-  j["tags"] = {{"git revision", "a1b2c3d"},
-               {"rtl configuration", "default: 8x8 2:4, AXI 64"},
-               {"seed", "7"},
-               {"data", "55000 train / 5000 validation / 10000 test"},
-               {"batch", "100"}};
-  return j;
-}
+Json baseline_json() { return testing::triage_baseline_json(); }
 
 class TriageTest : public ::testing::Test {
  protected:
@@ -67,19 +58,26 @@ std::string all_evidence(const TriageFinding& f) {
 }
 
 TEST_F(TriageTest, AStableCandidateIsNoRegression) {
-  const TriageResult r = triage_of([](Json&) {});
+  const TriageResult r = triage_of(testing::triage_case("stable candidate").regress);
   EXPECT_FALSE(r.regressed());
   EXPECT_TRUE(r.rollback_criteria.empty());
   EXPECT_NE(triage_text(r).find("triage: no regression"), std::string::npos);
 }
 
+// Every purpose-built regression is named first with its owner (what nmsa_bench_triage counts).
+TEST_F(TriageTest, EveryCaseNamesItsMechanismAndOwnerFirst) {
+  for (const testing::TriageCase& c : testing::triage_cases()) {
+    const TriageResult r = triage_of(c.regress);
+    ASSERT_EQ(r.regressed(), !c.mechanism.empty()) << c.name;
+    if (!r.regressed()) continue;
+    EXPECT_EQ(r.findings[0].mechanism, c.mechanism) << c.name;
+    EXPECT_EQ(r.findings[0].owner, c.owner) << c.name;
+  }
+}
+
 TEST_F(TriageTest, OperatorForcedToTheDensePath) {
-  const TriageResult r = triage_of([](Json& j) {
-    j["layers"][1]["placement"] = "device dense";
-    j["layers"][1]["reason"] = "forced dense: runtime option";
-    j["layers"][1]["deployed_cycles"] = j["layers"][1]["dense_cycles"];
-    j["effective_speedup"] = j["effective_speedup"].get<double>() * 0.8;
-  });
+  const TriageResult r =
+      triage_of(testing::triage_case("operator forced to the dense path").regress);
   ASSERT_TRUE(r.regressed());
   EXPECT_EQ(r.findings[0].mechanism, "model and graph lowering");
   EXPECT_EQ(r.findings[0].owner, "compiler sparsity pass owner");
@@ -90,10 +88,8 @@ TEST_F(TriageTest, OperatorForcedToTheDensePath) {
 }
 
 TEST_F(TriageTest, LayerPrunedPastItsQualityGate) {
-  const TriageResult r = triage_of([](Json& j) {
-    j["layers"][0]["sensitivity_pp"] = 2.4;
-    j["sparse_int8_accuracy"] = j["sparse_int8_accuracy"].get<double>() - 0.011;
-  });
+  const TriageResult r =
+      triage_of(testing::triage_case("layer pruned past its quality gate").regress);
   ASSERT_TRUE(r.regressed());
   EXPECT_EQ(r.findings[0].mechanism, "result assembly and quality");
   EXPECT_EQ(r.findings[0].owner, "model optimization lead");
@@ -103,30 +99,27 @@ TEST_F(TriageTest, LayerPrunedPastItsQualityGate) {
 }
 
 TEST_F(TriageTest, BrokenMetadataConversionCaughtByTheBitExactCheck) {
-  const TriageResult r = triage_of([](Json& j) {
-    j["batches_bit_exact_golden"] = 0;  // the device still matches the functional model
-    j["sparse_int8_accuracy"] = 0.41;
-  });
+  const TriageResult r = triage_of(
+      testing::triage_case("broken metadata conversion caught by the bit-exact check").regress);
   ASSERT_TRUE(r.regressed());
   EXPECT_EQ(r.findings[0].mechanism, "sparse-format conversion");
   EXPECT_EQ(r.findings[0].owner, "compiler sparsity pass owner");
-  EXPECT_NE(all_evidence(r.findings[0]).find("against the golden model 0 of 100, against the functional model 100 of 100"), std::string::npos)
+  EXPECT_NE(all_evidence(r.findings[0])
+                .find("against the golden model 0 of 100, against the functional model 100 of 100"),
+            std::string::npos)
       << all_evidence(r.findings[0]);
 }
 
 TEST_F(TriageTest, HardwareThatDisagreesWithItsModelIsExecution) {
-  const TriageResult r = triage_of([](Json& j) { j["batches_bit_exact_model"] = 3; });
+  const TriageResult r =
+      triage_of(testing::triage_case("hardware that disagrees with its functional model").regress);
   ASSERT_TRUE(r.regressed());
   EXPECT_EQ(r.findings[0].mechanism, "execution");
   EXPECT_EQ(r.findings[0].owner, "accelerator architecture owner");
 }
 
 TEST_F(TriageTest, SmallerWeightBufferIsScheduling) {
-  const TriageResult r = triage_of([](Json& j) {
-    j["tags"]["rtl configuration"] = "default_wgt64: 8x8 2:4, AXI 64";
-    j["dma_read_bytes"] = j["dma_read_bytes"].get<std::uint64_t>() * 13 / 10;
-    j["effective_speedup"] = j["effective_speedup"].get<double>() * 0.9;
-  });
+  const TriageResult r = triage_of(testing::triage_case("smaller weight buffer").regress);
   ASSERT_TRUE(r.regressed());
   EXPECT_EQ(r.findings[0].mechanism, "scheduling and memory placement");
   EXPECT_EQ(r.findings[0].owner, "accelerator architecture owner");
@@ -136,10 +129,7 @@ TEST_F(TriageTest, SmallerWeightBufferIsScheduling) {
 }
 
 TEST_F(TriageTest, LowerHostBandwidthIsServing) {
-  const TriageResult r = triage_of([](Json& j) {
-    j["memory_bytes_per_cycle"] = 2.0;
-    j["effective_speedup"] = 1.46;
-  });
+  const TriageResult r = triage_of(testing::triage_case("lower host bandwidth").regress);
   ASSERT_TRUE(r.regressed());
   EXPECT_EQ(r.findings[0].mechanism, "scheduling and memory placement");
   EXPECT_EQ(r.findings[0].owner, "serving performance owner");
@@ -148,9 +138,7 @@ TEST_F(TriageTest, LowerHostBandwidthIsServing) {
 }
 
 TEST_F(TriageTest, LatencyTailAlone) {
-  const TriageResult r = triage_of([](Json& j) {
-    j["latency_cycles_p99"] = j["latency_cycles_p50"].get<std::uint64_t>() * 3 / 2;
-  });
+  const TriageResult r = triage_of(testing::triage_case("latency tail alone").regress);
   ASSERT_TRUE(r.regressed());
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_EQ(r.findings[0].mechanism, "latency tail");
@@ -194,6 +182,90 @@ TEST_F(TriageTest, IncomparableRunsAreRefusedNamingTheTag) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("layers[0]"), std::string::npos) << e.what();
   }
+}
+
+// A workloads.json as nmsa_bench_workloads writes it, two layer shapes.
+Json workloads_json() {
+  auto layer = [](const char* family, const char* name, int sparse, int dense) {
+    return Json{{"family", family},        {"layer", name},
+                {"rows", 128},             {"k", 768},
+                {"n", 768},                {"count", 12},
+                {"sparse_cycles", sparse}, {"dense_cycles", dense},
+                {"speedup", 1.0 * dense / sparse}, {"sparse_utilization", 0.9},
+                {"dense_utilization", 0.93}, {"sparse_dma_bytes", 500000},
+                {"dense_dma_bytes", 700000}, {"meta_share", 0.1},
+                {"sparse_bound", "compute"}, {"dense_bound", "compute"}};
+  };
+  return Json{{"config", "default"},
+              {"figures_from", "cycle model prediction"},
+              {"layers",
+               {layer("bert", "qkv", 10000, 19800), layer("bert", "ffn_up", 40000, 79000)}}};
+}
+
+TEST_F(TriageTest, BenchmarkFilesMoreBytesOnTheSameConfigurationIsTheTilingPlan) {
+  Json cand = workloads_json();
+  cand["layers"][1]["sparse_dma_bytes"] = 650000;
+  cand["layers"][1]["sparse_cycles"] = 52000;
+  const TriageResult r =
+      triage_reports(write("a.json", workloads_json()), write("b.json", cand));
+  ASSERT_TRUE(r.regressed());
+  EXPECT_EQ(r.findings[0].mechanism, "scheduling and memory placement");
+  EXPECT_EQ(r.findings[0].owner, "compiler sparsity pass owner");
+  EXPECT_EQ(r.findings.back().mechanism, "execution");
+  EXPECT_NE(all_evidence(r.findings.back()).find("bert/ffn_up: cycles 40,000 -> 52,000"),
+            std::string::npos)
+      << all_evidence(r.findings.back());
+  EXPECT_NE(r.reproduce_candidate.find("build/nmsa_bench_workloads --config default"),
+            std::string::npos);
+  EXPECT_FALSE(triage_reports(write("c.json", workloads_json()), write("d.json", workloads_json()))
+                   .regressed());
+}
+
+TEST_F(TriageTest, BenchmarkFilesMoreMetadataIsTheFormat) {
+  Json cand = workloads_json();
+  cand["layers"][0]["meta_share"] = 0.2;
+  const TriageResult r = triage_reports(write("a.json", workloads_json()), write("b.json", cand));
+  ASSERT_TRUE(r.regressed());
+  EXPECT_EQ(r.findings[0].mechanism, "sparse-format conversion");
+  EXPECT_NE(all_evidence(r.findings[0]).find("bert/qkv: metadata share of the bytes moved 10.0% "
+                                             "-> 20.0%"),
+            std::string::npos)
+      << all_evidence(r.findings[0]);
+}
+
+TEST_F(TriageTest, BenchmarkFilesSlowerWithTheSameBytesIsExecution) {
+  Json cand = workloads_json();
+  cand["layers"][0]["sparse_cycles"] = 13000;
+  cand["layers"][0]["sparse_utilization"] = 0.7;
+  const TriageResult r = triage_reports(write("a.json", workloads_json()), write("b.json", cand));
+  ASSERT_TRUE(r.regressed());
+  EXPECT_EQ(r.findings[0].mechanism, "execution");
+  EXPECT_EQ(r.findings[0].owner, "accelerator architecture owner");
+}
+
+TEST_F(TriageTest, BenchmarkFilesContentionTail) {
+  auto lens = [](int p99) {
+    return Json{{"config", "default"},
+                {"knee_bytes_per_cycle_sparse", 8.0},
+                {"contention",
+                 {{"bytes_per_cycle", 8.0},
+                  {"loads", {{{"load", 0.0}, {"sparse", {{"p50", 1000}, {"p99", 1010}}}},
+                             {{"load", 0.75}, {"sparse", {{"p50", 2000}, {"p99", p99}}}}}}}}};
+  };
+  const TriageResult r = triage_reports(write("a.json", lens(2080)), write("b.json", lens(2600)));
+  ASSERT_TRUE(r.regressed());
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].mechanism, "latency tail");
+  EXPECT_NE(r.reproduce_candidate.find("nmsa_bench_contention"), std::string::npos);
+  // A report and a benchmark file measure different things.
+  try {
+    triage_reports(write("c.json", baseline_json()), write("d.json", lens(2080)));
+    FAIL() << "a report was compared with a benchmark file";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not comparable"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(triage_reports(write("e.json", Json{{"x", 1}}), write("f.json", lens(2080))),
+               std::runtime_error);
 }
 
 }  // namespace

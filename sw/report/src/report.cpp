@@ -45,6 +45,15 @@ void compute_percentiles(LatencySummary& latency) {
   latency.p99 = percentile_cycles(latency.batch_cycles, 99);
 }
 
+double p99_leaves_budget_at(const std::vector<ContentionRun>& runs) {
+  if (runs.empty() || runs.front().dense.batch_cycles.empty()) return kNotMeasured;
+  const std::uint64_t budget = percentile_cycles(runs.front().dense.batch_cycles, 50);
+  for (const ContentionRun& c : runs) {
+    if (percentile_cycles(c.sparse.batch_cycles, 99) > budget) return c.load;
+  }
+  return kNotMeasured;
+}
+
 // --- Files ---------------------------------------------------------------------------------------
 
 void write_report(const DeploymentReport& report, const std::string& dir) {

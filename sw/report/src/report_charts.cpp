@@ -218,6 +218,56 @@ std::string latency_figure(const DeploymentReport& r, const Derived& d) {
                                   : std::string()));
 }
 
+std::string contention_figure(const DeploymentReport& r, const Derived& d) {
+  if (d.contention.empty() || d.contention.front().dense.batch_cycles.empty()) return "";
+  const std::uint64_t budget = percentile_cycles(d.contention.front().dense.batch_cycles, 50);
+  std::uint64_t top = budget;
+  double max_load = 0;
+  for (const ContentionRun& c : d.contention) {
+    max_load = std::max(max_load, c.load);
+    for (const auto* l : {&c.sparse, &c.dense}) {
+      for (const std::uint64_t v : l->batch_cycles) top = std::max(top, v);
+    }
+  }
+  Plot p(600, 300, numeric_axis(0, std::max(max_load, 0.1), Scale::kPercent,
+                                "background load of the second master (share of the bandwidth)"),
+         numeric_axis(0, static_cast<double>(top) * 1.08, Scale::kCount, "cycles per batch"),
+         {{"deployed p50", kDeployedColor}, {"all dense p50", kDenseColor},
+          {"p99: dashed; dots: batches", "#64748b"}, {"budget", "#dc2626"}});
+  const double spread = std::max(max_load, 0.1) / 80;  // the two runs' dots side by side
+  const std::pair<const char*, double> modes[] = {{kDeployedColor, -spread}, {kDenseColor, spread}};
+  for (const auto& [color, dx] : modes) {
+    const bool sparse = color == kDeployedColor;
+    const char* name = sparse ? "deployed" : "all dense";
+    std::vector<std::pair<double, double>> p50, p99;
+    for (const ContentionRun& c : d.contention) {
+      const LatencySummary& l = sparse ? c.sparse : c.dense;
+      if (l.batch_cycles.empty()) continue;
+      for (const std::uint64_t v : l.batch_cycles) {
+        p.dot(c.load + dx, static_cast<double>(v), color,
+              std::string(name) + " at load " + percent(c.load, 0) + ": " + grouped(v) +
+                  " cycles",
+              2);
+      }
+      p50.push_back({c.load, static_cast<double>(l.p50)});
+      p99.push_back({c.load, static_cast<double>(l.p99)});
+    }
+    p.line(p50, color, std::string(name) + " p50");
+    p.line(p99, color, std::string(name) + " p99", true);
+  }
+  p.line({{0, static_cast<double>(budget)}, {std::max(max_load, 0.1), static_cast<double>(budget)}},
+         "#dc2626", "budget: " + grouped(budget) + " cycles (all dense p50 without contention)",
+         true);
+  const double leaves = p99_leaves_budget_at(r.contention);
+  return figure(p.svg("Per-batch latency under contention"),
+                "Each dot a batch; solid lines p50, dashed p99; the red line is the budget, the "
+                "all-dense model's p50 without contention. " +
+                    (measured(leaves) ? "The deployed model's p99 leaves it at load " +
+                                            percent(leaves, 0) + "."
+                                      : std::string("The deployed model's p99 stays inside it at "
+                                                    "every load run.")));
+}
+
 std::string quality_figure(const DeploymentReport& r) {
   double lo = 1, hi = 0;
   for (const auto& q : r.quality) {

@@ -23,6 +23,10 @@ std::string fallback_figure(const DeploymentReport& r);
 // (c) Per-batch latency of every run, sorted: the value at x is the x-th percentile.
 std::string latency_figure(const DeploymentReport& r, const Derived& d);
 
+// Per-batch latency against the background load of a second AXI master, deployed and all dense:
+// every batch a dot, p50 and p99 as lines, and the budget (the dense p50 without contention).
+std::string contention_figure(const DeploymentReport& r, const Derived& d);
+
 // (d) FP32 and INT8 top-1 of every quality row, as horizontal bars.
 std::string quality_figure(const DeploymentReport& r);
 

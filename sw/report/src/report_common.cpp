@@ -41,6 +41,9 @@ Derived derive(const DeploymentReport& r) {
   d.deployed = summarized(r.deployed_latency);
   d.dense = summarized(r.dense_latency);
   for (const auto& l : r.other_latency) d.others.push_back(summarized(l));
+  for (const auto& c : r.contention) {
+    d.contention.push_back({c.load, summarized(c.sparse), summarized(c.dense)});
+  }
   d.meta_share = ratio_or_nan(r.meta_bytes, r.weight_bytes_deployed);
   for (const auto& l : r.layers) {
     d.layer_deployed_cycles += l.deployed_cycles;

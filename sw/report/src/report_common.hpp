@@ -28,6 +28,7 @@ struct Derived {
   LatencySummary deployed;
   LatencySummary dense;
   std::vector<LatencySummary> others;
+  std::vector<ContentionRun> contention;  // percentiles recomputed from the batch lists
   double meta_share = kNotMeasured;  // meta_bytes / weight_bytes_deployed
   std::uint64_t layer_deployed_cycles = 0;
   std::uint64_t layer_dense_cycles = 0;

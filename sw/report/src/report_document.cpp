@@ -27,7 +27,7 @@ namespace {
 
 Inline styled(Span::Style style, const std::string& text, double fraction = 0) {
   Inline i;
-  i.spans.push_back({style, text, fraction});
+  i.spans.push_back({style, text, fraction, ""});
   return i;
 }
 
@@ -38,6 +38,12 @@ Inline code(const std::string& text) { return styled(Span::Style::kCode, text); 
 
 Inline status(bool good, const std::string& good_text, const std::string& bad_text) {
   return good ? styled(Span::Style::kGood, good_text) : styled(Span::Style::kBad, bad_text);
+}
+
+Inline link(const std::string& text, const std::string& target) {
+  Inline i;
+  i.spans.push_back({Span::Style::kLink, text, 0, target});
+  return i;
 }
 
 Inline meter(double fraction) {
@@ -320,6 +326,41 @@ Section metadata(const DeploymentReport& r, const Derived& d) {
   return s;
 }
 
+// The latency section's second part: the same two models while a second AXI master competes for
+// host memory, and the load at which the deployed model's p99 leaves the budget.
+void contention(const DeploymentReport& r, const Derived& d, Section& s) {
+  if (d.contention.empty() || d.contention.front().dense.batch_cycles.empty()) return;
+  const std::uint64_t budget = percentile_cycles(d.contention.front().dense.batch_cycles, 50);
+  const double leaves = p99_leaves_budget_at(r.contention);
+  s.blocks.push_back(heading("Under contention"));
+  s.blocks.push_back(paragraph(
+      "A second AXI master takes a share of the host memory with random bursts (seeded; "
+      "docs/bandwidth.md) while the deployed and the all-dense model run batches of the test set "
+      "on the RTL. The budget is the all-dense model's p50 without contention, " +
+      grouped(budget) + " cycles: " +
+      (measured(leaves) ? "the deployed model's p99 leaves it at load " + percent(leaves, 0) + "."
+                        : "the deployed model's p99 stays inside it at every load run.")));
+  Table t{{"load", "run", "batches", "p50 cycles", "p95 cycles", "p99 cycles", "p99.9 cycles",
+           "p99 / p50", "deployed p99 within budget"},
+          {},
+          "llrrrrrrl",
+          false,
+          false};
+  for (const ContentionRun& c : d.contention) {
+    for (const LatencySummary* l : {&c.sparse, &c.dense}) {
+      if (l->batch_cycles.empty()) continue;
+      t.rows.push_back({percent(c.load, 0), l == &c.sparse ? "deployed" : "all dense",
+                        std::to_string(l->batch_cycles.size()), grouped(l->p50), grouped(l->p95),
+                        grouped(l->p99), grouped(percentile_cycles(l->batch_cycles, 99.9)),
+                        fixed(ratio_or_nan(l->p99, l->p50), 3) + "x",
+                        // The budget is the deployed model's; the dense model defines it.
+                        l == &c.sparse ? status(l->p99 <= budget, "yes", "no") : Inline("-")});
+    }
+  }
+  s.blocks.push_back(table_block(std::move(t)));
+  s.blocks.push_back(figure(contention_figure(r, d)));
+}
+
 Section latency(const DeploymentReport& r, const Derived& d) {
   Section s{"latency", "Latency", {}, false, ""};
   Table t{{"run", "batch", "batches", "p50 cycles", "p95 cycles", "p99 cycles", "p50", "p95",
@@ -342,6 +383,7 @@ Section latency(const DeploymentReport& r, const Derived& d) {
       (has_clock(r) ? clock_label(r) : std::string("an unstated clock (n/a)")) + "."));
   s.blocks.push_back(table_block(std::move(t)));
   s.blocks.push_back(figure(latency_figure(r, d)));
+  contention(r, d, s);
   return s;
 }
 
@@ -387,6 +429,21 @@ Section validation(const DeploymentReport& r) {
                                                     : Inline(v.status)});
   }
   s.blocks.push_back(table_block(std::move(t)));
+  return s;
+}
+
+Section triage(const DeploymentReport& r) {
+  Section s{"triage", "Regression triage", {}, false, ""};
+  if (r.regressed_workload.empty()) {
+    return missing_section(s, "no regressed workload beside this run");
+  }
+  s.blocks.push_back(paragraph(
+      Inline("A workload regressed on purpose runs beside this one (" + r.regressed_workload +
+             ") and nmsa triage compares the two reports: the first failing mechanism, its "
+             "evidence, owner and rollback criteria are in ") +
+      (r.triage_memo.empty() ? Inline("no memo (triage did not run)")
+                             : link(r.triage_memo, r.triage_memo)) +
+      Inline(".")));
   return s;
 }
 
@@ -518,7 +575,8 @@ Document report_document(const DeploymentReport& r) {
   Document doc;
   doc.title = r.title;
   doc.subtitle = {or_dash(r.dataset), or_dash(r.device), clock_label(r)};
-  doc.sections = {summary(r, d),      targets(r),        validation(r),   layers(r),
+  doc.sections = {summary(r, d),      targets(r),        validation(r),   triage(r),
+                  layers(r),
                   speedup(r, d),      hardware(r),       fallback(r),     utilization(r),
                   metadata(r, d),     latency(r, d),     bandwidth(r),    quality(r),
                   equal_budget(r),    schedules(r),      cross_checks(r), tags(r),

@@ -23,10 +23,12 @@ struct Span {
     kGood,   // a status that is fine ("met", "ok"): a green badge, plain in Markdown
     kBad,    // a status that is not ("NOT MET"): a red badge, bold in Markdown
     kMeter,  // a share in [0, 1] (fraction), drawn as a bar before the text in HTML
+    kLink,   // text linking to `target`, a path relative to the report directory
   };
   Style style = Style::kText;
   std::string text;
   double fraction = 0;
+  std::string target;
 };
 
 // A run of spans: a paragraph, a table cell, a list item.
@@ -34,7 +36,7 @@ struct Inline {
   std::vector<Span> spans;
 
   Inline() = default;
-  Inline(const std::string& text) : spans{{Span::Style::kText, text, 0}} {}  // NOLINT: implicit
+  Inline(const std::string& text) : spans{{Span::Style::kText, text, 0, ""}} {}  // NOLINT: implicit
   Inline(const char* text) : Inline(std::string(text)) {}                    // NOLINT: implicit
   Inline& operator+=(const Inline& more);
   bool empty() const { return spans.empty(); }
@@ -44,6 +46,7 @@ Inline strong(const std::string& text);
 Inline code(const std::string& text);
 Inline status(bool good, const std::string& good_text = "met",
               const std::string& bad_text = "NOT MET");
+Inline link(const std::string& text, const std::string& target);
 Inline meter(double fraction);  // the share as a percentage, with a bar in HTML; n/a if unmeasured
 
 struct Table {

@@ -97,6 +97,9 @@ std::string html_inline(const Inline& text) {
       case Span::Style::kBad:
         out += "<span class=\"badge bad\">" + esc(s.text) + "</span>";
         break;
+      case Span::Style::kLink:
+        out += "<a href=\"" + esc(s.target) + "\">" + esc(s.text) + "</a>";
+        break;
       case Span::Style::kMeter: {
         const double width = std::clamp(s.fraction, 0.0, 1.0) * 100.0;
         out += "<span class=\"meter\"><span style=\"width:" + fixed(width, 1) +

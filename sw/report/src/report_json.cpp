@@ -59,6 +59,21 @@ Json latency_json(const LatencySummary& l) {
   return j;
 }
 
+Json contention_json(const std::vector<ContentionRun>& runs) {
+  if (runs.empty()) return nullptr;
+  Json loads = Json::array();
+  for (const ContentionRun& c : runs) {
+    Json sparse = latency_json(c.sparse), dense = latency_json(c.dense);
+    sparse["p99_9"] = percentile_cycles(c.sparse.batch_cycles, 99.9);
+    dense["p99_9"] = percentile_cycles(c.dense.batch_cycles, 99.9);
+    loads.push_back(
+        Json{{"load", c.load}, {"sparse", std::move(sparse)}, {"dense", std::move(dense)}});
+  }
+  return Json{{"budget_cycles", percentile_cycles(runs.front().dense.batch_cycles, 50)},
+              {"sparse_p99_leaves_budget_at_load", number(p99_leaves_budget_at(runs))},
+              {"loads", std::move(loads)}};
+}
+
 }  // namespace
 
 std::string report_json(const DeploymentReport& r) {
@@ -193,6 +208,7 @@ std::string report_json(const DeploymentReport& r) {
   latency["dense"] = latency_json(d.dense);
   latency["others"] = Json::array();
   for (const auto& l : d.others) latency["others"].push_back(latency_json(l));
+  latency["contention"] = contention_json(d.contention);
   j["latency"] = std::move(latency);
 
   j["memory_bytes_per_cycle"] = number(r.memory_bytes_per_cycle);
@@ -234,6 +250,8 @@ std::string report_json(const DeploymentReport& r) {
                               {"status", v.status}});
   }
   j["validation_matrix"] = std::move(validation);
+  j["regressed_workload"] = r.regressed_workload;
+  j["triage_memo"] = r.triage_memo;
   Json tags = Json::object();
   for (const auto& [k, v] : r.tags) tags[k] = v;
   j["tags"] = std::move(tags);

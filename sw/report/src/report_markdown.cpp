@@ -43,6 +43,9 @@ std::string md_inline(const Inline& text) {
       case Span::Style::kCode:
         out += "`" + md(s.text) + "`";
         break;
+      case Span::Style::kLink:
+        out += "[" + md(s.text) + "](" + s.target + ")";
+        break;
       case Span::Style::kText:
       case Span::Style::kGood:
       case Span::Style::kMeter:

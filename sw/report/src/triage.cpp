@@ -31,11 +31,14 @@ struct Layer {
   double sensitivity_pp = kNotMeasured;
   std::uint64_t cycles = 0, meta_bytes = 0, weight_bytes = 0;
   double utilization = kNotMeasured;
+  double meta_share = kNotMeasured;  // metadata share of the DMA bytes (benchmark files)
 };
 
-// What triage reads of one report.json.
+// What triage reads of one report.json, or of a benchmark file of build/bench.
 struct Run {
   std::string file;
+  std::string kind = "report";  // "report", or the benchmark: "workloads", "lens"
+
   std::uint64_t test_images = 0;
   double sparse_int8 = kNotMeasured, sparse_fp32 = kNotMeasured;
   double speedup = kNotMeasured;
@@ -59,9 +62,72 @@ std::string string_at(const ReadJson& j, const std::string& file, const char* ke
   return it->get<std::string>();
 }
 
+// workloads.json (nmsa_bench_workloads): every production layer shape as one layer, placed
+// sparse, its cycles, bytes and utilization the cycle model's; the speedup over all of them.
+Run read_workloads(const std::string& file, const ReadJson& j) {
+  Run r;
+  r.file = file;
+  r.kind = "workloads";
+  double sparse_total = 0, dense_total = 0;
+  const ReadJson& layers = require_key(j, file, "layers");
+  if (!layers.is_array()) throw std::runtime_error(file + ": \"layers\" must be an array");
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const ReadJson& l = layers[i];
+    const std::string where = file + ": layers[" + std::to_string(i) + "]";
+    if (!l.is_object()) throw std::runtime_error(where + " must be an object");
+    Layer layer;
+    layer.placement = "device sparse";
+    layer.cycles = read_cycles(l, where, "sparse_cycles");
+    const std::uint64_t dense = read_cycles(l, where, "dense_cycles");
+    const double count = std::max<double>(1, static_cast<double>(read_cycles(l, where, "count")));
+    const std::uint64_t bytes = read_cycles(l, where, "sparse_dma_bytes");
+    layer.meta_share = read_optional_number(l, where, "meta_share");
+    layer.utilization = read_optional_number(l, where, "sparse_utilization");
+    r.dma_read_bytes += static_cast<std::uint64_t>(count) * bytes;
+    sparse_total += count * static_cast<double>(layer.cycles);
+    dense_total += count * static_cast<double>(dense);
+    const std::string name = string_at(l, where, "family") + "/" + string_at(l, where, "layer");
+    r.layers.push_back({name, layer});
+  }
+  if (sparse_total > 0) r.speedup = dense_total / sparse_total;
+  r.tags["rtl configuration"] = string_at(j, file, "config");
+  r.tags["figures from"] = string_at(j, file, "figures_from");
+  return r;
+}
+
+// lens.json (nmsa_bench_lens, nmsa_bench_contention): the latency tail at the highest
+// background load, and the host memory it was measured on.
+Run read_lens(const std::string& file, const ReadJson& j) {
+  Run r;
+  r.file = file;
+  r.kind = "lens";
+  r.tags["rtl configuration"] = string_at(j, file, "config");
+  if (const auto c = j.find("contention"); c != j.end() && c->is_object()) {
+    const std::string where = file + ": contention";
+    const ReadJson& loads = require_key(*c, where, "loads");
+    if (!loads.is_array() || loads.empty()) {
+      throw std::runtime_error(where + ".loads must be a non-empty array");
+    }
+    const std::string last = where + ".loads[" + std::to_string(loads.size() - 1) + "].sparse";
+    const ReadJson& sparse = require_key(loads.back(), last, "sparse");
+    r.p50 = read_cycles(sparse, last, "p50");
+    r.p99 = read_cycles(sparse, last, "p99");
+    r.memory_bytes_per_cycle = read_optional_number(*c, where, "bytes_per_cycle");
+  }
+  return r;
+}
+
 Run read_run(const std::string& path) {
   const ReadReport report = read_report_json(path);
   const ReadJson& j = report.json;
+  // A benchmark file has no report_format; anything else is read as a report, whose reading
+  // names the key it lacks.
+  if (!j.contains("report_format")) {
+    if (j.contains("layers") && j.contains("figures_from")) return read_workloads(report.file, j);
+    if (j.contains("knee_bytes_per_cycle_sparse") || j.contains("contention")) {
+      return read_lens(report.file, j);
+    }
+  }
   Run r;
   r.file = report.file;
   const std::string& f = r.file;
@@ -118,6 +184,13 @@ std::string config_name(const Run& r) {
 }
 
 std::string reproduce(const Run& r) {
+  if (r.kind == "workloads") {
+    return "build/nmsa_bench_workloads --config " + config_name(r) + " --out " + r.file;
+  }
+  if (r.kind == "lens") {
+    return "build/nmsa_bench_lens --config " + config_name(r) + " --out " + r.file +
+           " && build/nmsa_bench_contention --config " + config_name(r) + " --out " + r.file;
+  }
   const std::string rev = tag_or(r, "git revision", "");
   std::string cmd = rev.empty() || rev.find("dirty") != std::string::npos
                         ? ""
@@ -175,6 +248,11 @@ class Triage {
       const Layer* cl = c_.layer(name);
       if (cl == nullptr || bl.placement != "device sparse" || cl->placement != "device sparse") {
         continue;
+      }
+      if (grew(bl.meta_share, cl->meta_share, lim_.bytes_growth)) {
+        finding(2, "sparse-format conversion", kCompilerOwner)
+            .evidence.push_back(name + ": metadata share of the bytes moved " +
+                                arrow(percent(bl.meta_share, 1), percent(cl->meta_share, 1)));
       }
       if (grew(bl.meta_bytes, cl->meta_bytes, lim_.bytes_growth) ||
           grew(bl.weight_bytes, cl->weight_bytes, lim_.bytes_growth)) {
@@ -301,15 +379,22 @@ std::vector<std::string> rollback_criteria(const Run& b, const TriageResult& r,
   c.push_back("Roll back to " + rev + " unless a fix brings every check below back within its "
               "tolerance on the failing workload, and nmsa triage against the baseline reports "
               "no regression:");
-  c.push_back("sparse INT8 top-1 >= " + percent(b.sparse_int8 - lim.quality_drop_pp / 100.0));
-  c.push_back("effective speedup >= " + times(b.speedup / (1.0 + lim.cycles_growth)));
-  c.push_back("every batch bit-exact against the golden and the functional model");
+  if (measured(b.sparse_int8)) {
+    c.push_back("sparse INT8 top-1 >= " + percent(b.sparse_int8 - lim.quality_drop_pp / 100.0));
+  }
+  if (measured(b.speedup)) {
+    c.push_back("effective speedup >= " + times(b.speedup / (1.0 + lim.cycles_growth)));
+  }
+  if (b.kind == "report") {
+    c.push_back("every batch bit-exact against the golden and the functional model");
+  }
   if (b.p50 > 0) {
     c.push_back("p99 / p50 <= " +
                 fixed(static_cast<double>(b.p99) / static_cast<double>(b.p50) *
                           (1.0 + lim.p99_over_p50_growth),
                       3));
   }
+  if (b.kind != "report") return c;
   c.push_back("nmsa gate --baseline " + r.baseline_file + " --candidate <fixed report> "
               "--max-quality-drop " + fixed(lim.quality_drop_pp, 2) + " --min-speedup " +
               fixed(b.speedup / (1.0 + lim.cycles_growth), 3) + " exits 0");
@@ -322,6 +407,10 @@ TriageResult triage_reports(const std::string& baseline, const std::string& cand
                             const TriageLimits& limits) {
   const Run b = read_run(baseline);
   const Run c = read_run(candidate);
+  if (b.kind != c.kind) {
+    throw std::runtime_error("the runs are not comparable: " + b.file + " is a " + b.kind +
+                             " file, " + c.file + " a " + c.kind + " file");
+  }
   if (b.test_images != c.test_images) {
     throw std::runtime_error("the runs are not comparable: test_images " +
                              std::to_string(b.test_images) + " (" + b.file + ") vs " +

@@ -104,6 +104,19 @@ std::uint64_t percentile_cycles(std::vector<std::uint64_t> values, double p);
 // with an empty list they report the p50 / p95 / p99 fields as given (all 0: not measured).
 void compute_percentiles(LatencySummary& latency);
 
+// The deployed and the all-dense network while a second AXI master competes for host memory:
+// random background traffic taking `load` of the bandwidth (docs/bandwidth.md). Load 0 is the
+// test-set run itself.
+struct ContentionRun {
+  double load = 0;
+  LatencySummary sparse;  // the deployed model
+  LatencySummary dense;   // the all-dense model
+};
+
+// The lowest load at which the deployed model's p99 leaves the budget (the all-dense model's p50
+// without contention, the first run's dense p50), or NaN when it stays inside at every load.
+double p99_leaves_budget_at(const std::vector<ContentionRun>& runs);
+
 // The equal-latency-budget comparison: the all-dense INT8 model's device latency is the budget; a
 // wider N:M model chosen to fit it. Its accuracy is compared with the dense model of the same
 // training budget (the control), whose latency is the dense model's: the same shape.
@@ -219,6 +232,7 @@ struct DeploymentReport {
   LatencySummary deployed_latency;
   LatencySummary dense_latency;
   std::vector<LatencySummary> other_latency;  // e.g. the wider sparse model
+  std::vector<ContentionRun> contention;      // by load, ascending; load 0 first
 
   // The deployed network's layers at other host memories (cycle-model predictions), and the
   // bandwidth this run's memory model gave (bytes per cycle, shared by reads and writes).
@@ -231,6 +245,10 @@ struct DeploymentReport {
   std::optional<EqualBudget> equal_budget;
   std::vector<ReportTarget> targets;
   std::vector<ValidationClaim> validation;
+  // A regressed workload run beside this one on purpose, and the triage memo that explains it
+  // (paths relative to the report directory; empty when the run has none).
+  std::string regressed_workload;  // what was changed, e.g. "host memory at 2 B/cycle"
+  std::string triage_memo;         // "regressed/triage.md"
   // What pins the run: git revision, RTL configuration, Verilator and compiler versions, seeds,
   // options. In insertion order.
   std::vector<std::pair<std::string, std::string>> tags;
