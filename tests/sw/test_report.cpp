@@ -579,6 +579,59 @@ TEST(GateTest, NotMeasuredFiguresFail) {
   EXPECT_NE(b.reasons[0].find("not measured in none.json"), std::string::npos) << b.reasons[0];
 }
 
+TEST(GateTest, BitExactFailsOnOneBatchAway) {
+  GateLimits exact;
+  exact.bit_exact = true;
+  ReportSummary c = summary(0.89, 1.6, 1000, "c.json");
+  c.batches = c.batches_bit_exact_golden = c.batches_bit_exact_model = 100;
+  EXPECT_TRUE(evaluate_gate(kBaseline, c, exact).pass);
+  c.batches_bit_exact_model = 99;
+  const GateResult g = evaluate_gate(kBaseline, c, exact);
+  EXPECT_FALSE(g.pass);
+  EXPECT_EQ(g.reasons[0], "bit-exact: candidate 100/100 batches equal the golden model, 99/100 the "
+                          "functional model: FAIL");
+  c.batches = 0;  // nothing run is not bit-exact
+  EXPECT_FALSE(evaluate_gate(kBaseline, c, exact).pass);
+}
+
+// The report states its release criteria, and the gate reads them back: the tolerances of triage
+// around this run's figures.
+TEST(GateTest, ReleaseCriteriaRoundTripThroughTheReport) {
+  const DeploymentReport r = make_sample_report();
+  const GateLimits c = release_criteria(r);
+  ASSERT_TRUE(c.max_quality_drop_pp && c.min_speedup && c.max_p99_cycles);
+  EXPECT_DOUBLE_EQ(*c.max_quality_drop_pp, 0.3);
+  EXPECT_NEAR(*c.min_speedup, r.effective_speedup / 1.02, 1e-12);
+  EXPECT_EQ(*c.max_p99_cycles,
+            static_cast<std::uint64_t>(std::floor(r.deployed_latency.p99 * 1.05)));
+  EXPECT_TRUE(c.bit_exact);
+  TempDir dir;
+  write_file(dir / "report.json", report_json(r));
+  const ReportSummary s = read_report_summary(dir / "report.json");
+  EXPECT_EQ(s.release_criteria.max_quality_drop_pp, c.max_quality_drop_pp);
+  EXPECT_NEAR(*s.release_criteria.min_speedup, *c.min_speedup, 1e-9);
+  EXPECT_EQ(s.release_criteria.max_p99_cycles, c.max_p99_cycles);
+  EXPECT_TRUE(s.release_criteria.bit_exact);
+  EXPECT_EQ(s.batches, r.batches);
+  // The report itself passes its own criteria; the document says how they are checked.
+  EXPECT_TRUE(evaluate_gate(s, s, s.release_criteria).pass);
+  const std::string md = report_markdown(r);
+  EXPECT_NE(md.find("### Release decision"), std::string::npos);
+  EXPECT_NE(md.find("`nmsa gate --baseline report.json --candidate candidate/report.json`"),
+            std::string::npos);
+  // Nothing measured, nothing to hold a candidate to.
+  EXPECT_FALSE(release_criteria(DeploymentReport{}).any());
+  write_file(dir / "bad.json", R"({"sparse_int8_accuracy": 0.9, "effective_speedup": 2,
+                                   "latency_cycles_p99": 10, "release_criteria": [1]})");
+  try {
+    (void)read_report_summary(dir / "bad.json");
+    FAIL() << "a malformed release_criteria was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("release_criteria must be an object"), std::string::npos)
+        << e.what();
+  }
+}
+
 // --- Reading report.json -------------------------------------------------------------------------
 
 TEST(GateTest, ReadsNullAsNotMeasured) {

@@ -2,6 +2,7 @@
 #include "nmsa/release_gate.hpp"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -13,6 +14,11 @@ namespace nmsa {
 using namespace report_detail;
 
 namespace {
+
+// A count that older gate-only files may lack: 0 when absent.
+std::uint64_t read_optional_count(const ReadJson& j, const std::string& file, const char* key) {
+  return j.contains(key) ? read_cycles(j, file, key) : 0;
+}
 
 // Two values printed with `digits` decimals, or more when a failed check would otherwise print
 // as "0.50 > 0.50".
@@ -28,6 +34,21 @@ std::pair<std::string, std::string> distinct(double a, double b, int digits, boo
 
 }  // namespace
 
+GateLimits release_criteria(const DeploymentReport& r, const TriageLimits& limits) {
+  GateLimits g;
+  g.bit_exact = r.batches > 0;
+  if (measured(r.sparse_int8_accuracy)) g.max_quality_drop_pp = limits.quality_drop_pp;
+  if (measured(r.effective_speedup) && r.effective_speedup > 0) {
+    g.min_speedup = r.effective_speedup / (1.0 + limits.cycles_growth);
+  }
+  const std::uint64_t p99 = derive(r).deployed.p99;
+  if (p99 > 0) {
+    g.max_p99_cycles = static_cast<std::uint64_t>(
+        std::floor(static_cast<double>(p99) * (1.0 + limits.p99_over_p50_growth)));
+  }
+  return g;
+}
+
 ReportSummary read_report_summary(const std::string& path) {
   const ReadReport report = read_report_json(path);
   const std::string& file = report.file;
@@ -37,6 +58,21 @@ ReportSummary read_report_summary(const std::string& path) {
   s.sparse_int8_accuracy = read_accuracy(j, file, "sparse_int8_accuracy");
   s.effective_speedup = read_speedup(j, file, "effective_speedup");
   s.latency_cycles_p99 = read_cycles(j, file, "latency_cycles_p99");
+  s.batches = read_optional_count(j, file, "batches");
+  s.batches_bit_exact_golden = read_optional_count(j, file, "batches_bit_exact_golden");
+  s.batches_bit_exact_model = read_optional_count(j, file, "batches_bit_exact_model");
+  if (const auto c = j.find("release_criteria"); c != j.end() && !c->is_null()) {
+    const std::string where = file + ": release_criteria";
+    if (!c->is_object()) throw std::runtime_error(where + " must be an object");
+    const double drop = read_optional_number(*c, where, "max_quality_drop_pp");
+    const double speedup = read_optional_number(*c, where, "min_speedup");
+    const std::uint64_t p99 = read_cycles(*c, where, "max_p99_cycles");
+    if (measured(drop)) s.release_criteria.max_quality_drop_pp = drop;
+    if (measured(speedup)) s.release_criteria.min_speedup = speedup;
+    if (p99 > 0) s.release_criteria.max_p99_cycles = p99;
+    const auto exact = c->find("bit_exact");
+    s.release_criteria.bit_exact = exact != c->end() && exact->is_boolean() && exact->get<bool>();
+  }
   return s;
 }
 
@@ -88,6 +124,15 @@ GateResult evaluate_gate(const ReportSummary& baseline, const ReportSummary& can
                     (baseline.latency_cycles_p99 ? grouped(baseline.latency_cycles_p99) : "n/a") +
                     ") " + (ok ? "<=" : ">") + " " + grouped(limit) + " cycles");
     }
+  }
+  if (limits.bit_exact) {
+    const bool ok = candidate.batches > 0 &&
+                    candidate.batches_bit_exact_golden == candidate.batches &&
+                    candidate.batches_bit_exact_model == candidate.batches;
+    check(ok, "bit-exact: candidate " + std::to_string(candidate.batches_bit_exact_golden) + "/" +
+                  std::to_string(candidate.batches) + " batches equal the golden model, " +
+                  std::to_string(candidate.batches_bit_exact_model) + "/" +
+                  std::to_string(candidate.batches) + " the functional model");
   }
   if (g.reasons.empty()) {
     g.pass = false;

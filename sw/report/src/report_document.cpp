@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "nmsa/release_gate.hpp"
 #include "report_charts.hpp"
 #include "report_common.hpp"
 
@@ -415,6 +416,34 @@ Section bandwidth(const DeploymentReport& r) {
   return s;
 }
 
+// The rollback criteria of the next release decision against this run, as nmsa gate checks them.
+void release_decision(const DeploymentReport& r, Section& s) {
+  const GateLimits c = release_criteria(r);
+  if (!c.any()) return;
+  std::vector<Inline> items;
+  if (c.max_quality_drop_pp) {
+    items.push_back("sparse INT8 top-1 at least " +
+                    percent(r.sparse_int8_accuracy - *c.max_quality_drop_pp / 100.0) +
+                    " (at most " + fixed(*c.max_quality_drop_pp, 2) + " pp below this run)");
+  }
+  if (c.min_speedup) {
+    items.push_back("effective speedup at least " + fixed(*c.min_speedup, 3) + "x");
+  }
+  if (c.max_p99_cycles) {
+    items.push_back("p99 latency at most " + grouped(*c.max_p99_cycles) + " cycles per batch");
+  }
+  if (c.bit_exact) {
+    items.push_back("every batch bit-exact against the golden and the functional model");
+  }
+  s.blocks.push_back(heading("Release decision"));
+  s.blocks.push_back(paragraph(
+      Inline("With this run as the baseline, a candidate is promoted only if it meets every "
+             "criterion below, and rolled back otherwise (the tolerances of nmsa triage). ") +
+      code("nmsa gate --baseline report.json --candidate candidate/report.json") +
+      Inline(" checks them from this report's release_criteria when no limit is given.")));
+  s.blocks.push_back(list(std::move(items)));
+}
+
 Section validation(const DeploymentReport& r) {
   Section s{"validation", "Validation matrix", {}, false, ""};
   if (r.validation.empty()) return missing_section(s);
@@ -429,6 +458,7 @@ Section validation(const DeploymentReport& r) {
                                                     : Inline(v.status)});
   }
   s.blocks.push_back(table_block(std::move(t)));
+  release_decision(r, s);
   return s;
 }
 

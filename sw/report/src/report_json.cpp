@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nmsa/release_gate.hpp"
 #include "nmsa/report.hpp"
 #include "report_common.hpp"
 
@@ -250,6 +251,14 @@ std::string report_json(const DeploymentReport& r) {
                               {"status", v.status}});
   }
   j["validation_matrix"] = std::move(validation);
+  const GateLimits criteria = release_criteria(r);
+  j["release_criteria"] = {
+      {"max_quality_drop_pp", criteria.max_quality_drop_pp ? Json(*criteria.max_quality_drop_pp)
+                                                            : Json(nullptr)},
+      {"min_speedup", criteria.min_speedup ? Json(*criteria.min_speedup) : Json(nullptr)},
+      {"max_p99_cycles",
+       criteria.max_p99_cycles ? Json(*criteria.max_p99_cycles) : Json(nullptr)},
+      {"bit_exact", criteria.bit_exact}};
   j["regressed_workload"] = r.regressed_workload;
   j["triage_memo"] = r.triage_memo;
   Json tags = Json::object();
