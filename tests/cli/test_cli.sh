@@ -168,6 +168,26 @@ expect sweep-family   2 "unknown workload family 'gpt'"       -- sweep --family 
 expect sweep-axi      2 '--axi-width: 128 not in'             -- sweep --axi-width 128 --out "$tmp/sweep3"
 expect sweep-bw       2 '--bytes-per-cycle: 0 is outside'     -- sweep --bytes-per-cycle 0 --out "$tmp/sweep3"
 
+# Found by scripts/fuzz_cli.py. An output that cannot be written (a directory) is found before
+# any work: an existing output keeps its content and no new file is left.
+printf 'old' > "$tmp/keep.npy"
+mkdir "$tmp/keep.perm.npy" "$tmp/adir.npy"
+expect prune-perm-dir   2 'keep.perm.npy: cannot write: a directory, not a file \(the permutation\)' -- prune "$tmp/wf.npy" "$tmp/keep.npy" --permute
+expect compress-out-dir 2 'adir.npy: cannot write: a directory, not a file \(META\)' -- compress "$tmp/wp.npy" "$tmp/keep.npy" "$tmp/adir.npy"
+expect compress-scales-unused 2 'adir.npy: cannot write: a directory, not a file \(--scales\)' -- compress "$tmp/wp.npy" "$tmp/v9.npy" "$tmp/m9.npy" --scales "$tmp/adir.npy"
+expect compress-no-dir  2 'nodir/m9.npy: cannot write: the directory .*nodir does not exist' -- compress "$tmp/wp.npy" "$tmp/v9.npy" "$tmp/nodir/m9.npy"
+if [ "$(cat "$tmp/keep.npy")" != old ] || [ -e "$tmp/v9.npy" ] || ls "$tmp" | grep -q '\.tmp-'; then
+  failed=$((failed + 1)); echo "FAIL a failed command changed keep.npy or left v9.npy or a temporary"
+fi
+expect gemm-empty-sparsity 2 "--sparsity: must not be empty" -- gemm --m 1 --k 4 --n 1 --backend model --sparsity ''
+expect prune-empty-sparsity 2 "--sparsity: sparsity '': expected N:M" -- prune "$tmp/wf.npy" "$tmp/v9.npy" --sparsity ''
+expect info-empty-config 2 "--config: must not be empty" -- info --backend model --config ''
+expect sweep-bad-config 2 "--config: unknown device configuration 'huge'" -- sweep --config huge --out "$tmp/sweep3"
+expect run-input-shape  2 'wf.npy \(input .*\): float\[1x4\], the model declares \[1x3\]' -- run "$softmax" --input "$tmp/wf.npy" --backend model
+expect triage-memo-input 2 'good.json is given as both --baseline and --memo' -- triage --baseline "$tmp/good.json" --candidate "$tmp/good.json" --memo "$tmp/good.json"
+printf 'x' > "$tmp/afile"
+expect sweep-out-file   2 "--out .*afile: not a directory" -- sweep --family mlp --out "$tmp/afile"
+
 # The board backend on the simulated board, through its pseudo-terminal.
 coproc SIM { "$board_sim"; }
 read -r -t 30 pty <&"${SIM[0]}" || pty=""
