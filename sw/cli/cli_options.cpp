@@ -9,6 +9,8 @@ namespace nmsa::cli {
 
 namespace {
 
+using nmsa::cli::non_empty;
+
 void add_device_options(CLI::App* cmd, DeviceArgs& a) {
   cmd->add_option("--backend", a.backend,
                   "rtl: the Verilated accelerator (default); model: the functional model; "
@@ -17,7 +19,7 @@ void add_device_options(CLI::App* cmd, DeviceArgs& a) {
   a.config_option = cmd->add_option("--config", a.config,
                                     "named configuration of rtl/configs.json for rtl and model "
                                     "(default: default)")
-                        ->check(nmsa::cli::non_empty());
+                        ->check(non_empty());
 }
 
 CLI::App* add_info(CLI::App& app, InfoArgs& a) {
@@ -40,7 +42,7 @@ CLI::App* add_gemm(CLI::App& app, GemmArgs& a) {
   cmd->add_option("--k", a.k, "reduction length")->required()->check(nmsa::cli::integer_in(1, 1 << 20));
   cmd->add_option("--n", a.n, "output channels")->required()->check(nmsa::cli::integer_in(1, 1 << 20));
   cmd->add_option("--sparsity", a.sparsity, "N:M; must be the device's pattern (default: it)")
-      ->check(nmsa::cli::non_empty());
+      ->check(non_empty());
   cmd->add_option("--mode", a.mode, "sparse, dense or both (default)")
       ->check(CLI::IsMember({"sparse", "dense", "both"}));
   cmd->add_option("--seed", a.seed, "random seed (default 1)")
@@ -57,8 +59,8 @@ CLI::App* add_prune(CLI::App& app, PruneArgs& a) {
   cmd->footer("Magnitude N:M pruning along K of a weight matrix [N_out x K] (float32, float64 or "
               "int8;\nOUT is int8 for int8, else float32). N:M is one the hardware runs: 1:4, 2:4 "
               "or 2:8.\n");
-  cmd->add_option("in", a.in, "IN.npy")->required();
-  cmd->add_option("out", a.out, "OUT.npy")->required();
+  cmd->add_option("in", a.in, "IN.npy")->required()->check(non_empty());
+  cmd->add_option("out", a.out, "OUT.npy")->required()->check(non_empty());
   cmd->add_option("--sparsity", a.sparsity, "N:M (default 2:4)");
   CLI::Option* permute =
       cmd->add_flag("--permute", a.permute,
@@ -80,12 +82,12 @@ CLI::App* add_compress(CLI::App& app, CompressArgs& a) {
       "[N_out x B] uint8, each row's metadata fields packed LSB-first (2:4: two groups a byte, the\n"
       "nibble order of PyTorch's meta tensor; 1:4: four; 2:8: one, 6 bits used). A float input is\n"
       "first quantized per output channel; then --scales names where its scales (float32) go.\n");
-  cmd->add_option("in", a.in, "IN.npy")->required();
-  cmd->add_option("values", a.values, "VALUES.npy")->required();
-  cmd->add_option("meta", a.meta, "META.npy")->required();
+  cmd->add_option("in", a.in, "IN.npy")->required()->check(non_empty());
+  cmd->add_option("values", a.values, "VALUES.npy")->required()->check(non_empty());
+  cmd->add_option("meta", a.meta, "META.npy")->required()->check(non_empty());
   cmd->add_option("--sparsity", a.sparsity, "N:M: 1:4, 2:4 (default) or 2:8");
   cmd->add_option("--scales", a.scales, "SCALES.npy, for a float input")
-      ->check(nmsa::cli::non_empty());
+      ->check(non_empty());
   return cmd;
 }
 
@@ -100,19 +102,21 @@ CLI::App* add_run(CLI::App& app, RunArgs& a) {
       "each layer as one device GEMM with bias, requantization and ReLU in its epilogue.\n"
       "Inputs and outputs are .npy files with the tensor's shape and dtype (float32 or float64\n"
       "for a float input).\n");
-  cmd->add_option("model", a.model, "MODEL.onnx")->required();
+  cmd->add_option("model", a.model, "MODEL.onnx")->required()->check(non_empty());
   cmd->add_option("--input", a.inputs,
                   "NAME=X.npy for the model input NAME, repeated for every input; X.npy alone for "
                   "a model with one input")
-      ->required();
+      ->required()
+      ->check(non_empty());
   cmd->add_option("--output", a.outputs,
                   "NAME=Y.npy for the output NAME (repeatable); a DIRECTORY (a path not ending in "
                   ".npy) for every output as DIRECTORY/NAME.npy; Y.npy alone for a model with one "
-                  "output");
+                  "output")
+      ->check(non_empty());
   cmd->add_option("--labels", a.labels,
                   "uint8 .npy with the class of every input row: prints the top-1 accuracy of "
                   "the first output (its argmax per row)")
-      ->check(nmsa::cli::non_empty());
+      ->check(non_empty());
   cmd->add_flag("--dense", a.dense, "run every device layer dense (for comparisons)");
   add_device_options(cmd, a.device);
   return cmd;
@@ -126,8 +130,10 @@ CLI::App* add_gate(CLI::App& app, GateArgs& a) {
       "(at least one). A report directory stands for the report.json in it. Prints one line per\n"
       "check, then gate: PASS or gate: FAIL. Exit codes: 0 pass, 1 fail, 2 bad options or an\n"
       "unreadable or malformed report.\n");
-  cmd->add_option("--baseline", a.baseline, "A.json, the report to compare against")->required();
-  cmd->add_option("--candidate", a.candidate, "B.json, the report checked")->required();
+  cmd->add_option("--baseline", a.baseline, "A.json, the report to compare against")->required()
+      ->check(non_empty());
+  cmd->add_option("--candidate", a.candidate, "B.json, the report checked")->required()
+      ->check(non_empty());
   cmd->add_option("--max-quality-drop", a.limits.max_quality_drop_pp,
                   "largest allowed drop in sparse INT8 top-1, baseline - candidate, in percentage "
                   "points (at the limit passes; a negative one demands a gain)")
@@ -152,10 +158,12 @@ CLI::App* add_triage(CLI::App& app, TriageArgs& a) {
       "commands that reproduce the failing workload and the stable comparator, and the rollback\n"
       "criteria (docs/triage.md). Exit codes as nmsa gate: 0 no regression, 1 regression,\n"
       "2 bad options, unreadable reports or runs that are not comparable.\n");
-  cmd->add_option("--baseline", a.baseline, "A.json, the stable report")->required();
-  cmd->add_option("--candidate", a.candidate, "B.json, the report that regressed")->required();
+  cmd->add_option("--baseline", a.baseline, "A.json, the stable report")->required()
+      ->check(non_empty());
+  cmd->add_option("--candidate", a.candidate, "B.json, the report that regressed")->required()
+      ->check(non_empty());
   cmd->add_option("--memo", a.memo, "also write the triage as a Markdown memo to this file")
-      ->check(nmsa::cli::non_empty());
+      ->check(non_empty());
   cmd->add_flag("--json", a.json, "print JSON instead of text");
   cmd->add_option("--quality-tolerance", a.limits.quality_drop_pp,
                   "sparse INT8 top-1 drop in pp that counts as a regression (default 0.3)")
@@ -177,9 +185,9 @@ CLI::App* add_sweep(CLI::App& app, SweepArgs& a) {
       "becomes compute-bound) and its speedup there, memory-bound and compute-bound; writes\n"
       "OUT/sweep.json and OUT/sweep.html (docs/bandwidth.md). Predictions, not RTL runs.\n");
   cmd->add_option("--config", a.config, "configuration of rtl/configs.json (default: default)")
-      ->check(nmsa::cli::non_empty());
+      ->check(non_empty());
   cmd->add_option("--out", a.out, "output directory (default build/sweep)")
-      ->check(nmsa::cli::non_empty());
+      ->check(non_empty());
   cmd->add_option("--bytes-per-cycle", a.settings.bytes_per_cycle,
                   "host-memory bandwidths to sweep (default 1 2 4 8 16 32 64)")
       ->check(nmsa::cli::number_in(0.01, 4096.0));
@@ -189,7 +197,8 @@ CLI::App* add_sweep(CLI::App& app, SweepArgs& a) {
   cmd->add_option("--axi-width", a.settings.axi_data_w, "AXI data widths, 32 and/or 64 bits")
       ->check(CLI::IsMember({32, 64}));
   cmd->add_option("--family", a.settings.families,
-                  "workload families to sweep (default all: mlp cnn bert resnet50)");
+                  "workload families to sweep (default all: mlp cnn bert resnet50)")
+      ->check(non_empty());
   return cmd;
 }
 

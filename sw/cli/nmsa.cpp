@@ -452,6 +452,23 @@ std::string value_names(const std::vector<nmsa::ValueInfo>& values) {
   return names.empty() ? "none" : names;
 }
 
+// A NaN or infinity in an input would surface deep in a layer, naming the node and not the file.
+void require_finite(const nmsa::Tensor& t, const std::string& what) {
+  if (!t.is_float()) return;
+  for (std::size_t i = 0; i < t.floats.size(); ++i) {
+    if (std::isfinite(t.floats[i])) continue;
+    std::string index;  // the element's index, last axis fastest
+    std::size_t rest = i;
+    for (std::size_t d = t.shape.size(); d-- > 0;) {
+      const auto extent = static_cast<std::size_t>(t.shape[d]);
+      index = std::to_string(rest % extent) + (index.empty() ? "" : ", ") + index;
+      rest /= extent;
+    }
+    throw UsageError(what + ": the value at [" + index + "] is " +
+                     (std::isnan(t.floats[i]) ? "nan" : t.floats[i] < 0 ? "-inf" : "inf") + "; inputs must be finite");
+  }
+}
+
 // The tensors of --input, one for every graph input: an unknown, repeated or missing name is an
 // error, never a silent pick.
 std::map<std::string, nmsa::Tensor> read_inputs(const nmsa::Graph& graph,
@@ -486,6 +503,7 @@ std::map<std::string, nmsa::Tensor> read_inputs(const nmsa::Graph& graph,
       for (std::int64_t d : *info->shape) declared += (declared.empty() ? "" : "x") + std::to_string(d);
       throw UsageError(what + ": " + bound[name].describe() + ", the model declares [" + declared + "]");
     }
+    require_finite(bound[name], what);
   }
   for (const auto& v : graph.inputs) {
     if (!bound.count(v.name)) {

@@ -185,6 +185,12 @@ expect info-empty-config 2 "--config: must not be empty" -- info --backend model
 expect sweep-bad-config 2 "--config: unknown device configuration 'huge'" -- sweep --config huge --out "$tmp/sweep3"
 expect run-input-shape  2 'wf.npy \(input .*\): float\[1x4\], the model declares \[1x3\]' -- run "$softmax" --input "$tmp/wf.npy" --backend model
 expect triage-memo-input 2 'good.json is given as both --baseline and --memo' -- triage --baseline "$tmp/good.json" --candidate "$tmp/good.json" --memo "$tmp/good.json"
+npy "$tmp/nan13.npy" '<f4' '1, 3' '\x00\x00\x80\x3f\x00\x00\xc0\x7f\x00\x00\x00\x00'
+expect run-nan-input    2 'nan13.npy \(input .*\): the value at \[0, 1\] is nan; inputs must be finite' -- run "$softmax" --input "$tmp/nan13.npy" --backend model
+{ cat "$tmp/good.json"; printf '\0garbage'; } > "$tmp/nul.json"
+expect gate-nul         2 'nul.json: not valid JSON: a NUL byte at offset' -- "${g[@]}" --candidate "$tmp/nul.json" --min-speedup 1
+expect sweep-empty-family 2 '--family: must not be empty' -- sweep --family '' --out "$tmp/sweep3"
+expect prune-empty-in   2 '^in: must not be empty'              -- prune '' "$tmp/v9.npy"
 printf 'x' > "$tmp/afile"
 expect sweep-out-file   2 "--out .*afile: not a directory" -- sweep --family mlp --out "$tmp/afile"
 
