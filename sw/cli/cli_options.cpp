@@ -1,6 +1,7 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 #include "cli_options.hpp"
 
+#include <cctype>
 #include <iostream>
 
 #include "number_options.hpp"
@@ -230,6 +231,22 @@ int parse_command_line(CommandLine& cl, int argc, const char* const* argv) {
   }
   try {
     cl.app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 names the argument it had no place for, which is the last positional even when the
+    // stray one came first: say what the command takes.
+    std::string takes;
+    for (const CLI::App* sub : cl.app.get_subcommands()) {
+      for (const CLI::Option* o : sub->get_options()) {
+        if (!o->get_positional()) continue;
+        std::string name = o->get_name();
+        for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        takes += (takes.empty() ? "" : " ") + name;
+      }
+      takes = "; nmsa " + sub->get_name() + " takes " +
+              (takes.empty() ? "no positional arguments" : "the positional arguments " + takes);
+    }
+    std::cerr << e.what() << takes << "\nRun with --help for more information.\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
     return cl.app.exit(e) == 0 ? 0 : 2;  // --help: 0; bad options: 2, with CLI11's message
   }

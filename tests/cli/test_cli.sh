@@ -194,6 +194,28 @@ expect prune-empty-in   2 '^in: must not be empty'              -- prune '' "$tm
 printf 'x' > "$tmp/afile"
 expect sweep-out-file   2 "--out .*afile: not a directory" -- sweep --family mlp --out "$tmp/afile"
 
+# Every subcommand, held to exit code 2 for an unknown option and for a stray positional, with a
+# message naming it, before it reads or writes anything.
+declare -A minimal=(
+  [info]="info --backend model"
+  [gemm]="gemm --m 1 --k 4 --n 1 --backend model"
+  [prune]="prune $tmp/wf.npy $tmp/v9.npy"
+  [compress]="compress $tmp/wp.npy $tmp/v9.npy $tmp/m9.npy"
+  [run]="run $softmax --input $tmp/x13.npy --backend model"
+  [gate]="gate --baseline $tmp/base.json --candidate $tmp/good.json --min-speedup 1"
+  [triage]="triage --baseline $tmp/good.json --candidate $tmp/good.json"
+  [sweep]="sweep --family mlp --out $tmp/sweep4"
+)
+for cmd in "${!minimal[@]}"; do
+  read -r -a argv <<< "${minimal[$cmd]}"
+  expect "$cmd-unknown-option" 2 'not expected: .*--frob' -- "${argv[@]}" --frob
+  expect "$cmd-stray-last" 2 "not expected: stray; nmsa $cmd takes" -- "${argv[@]}" stray
+  expect "$cmd-stray-first" 2 "not expected: .*; nmsa $cmd takes" -- "${argv[0]}" stray "${argv[@]:1}"
+done
+if [ -e "$tmp/v9.npy" ] || [ -e "$tmp/m9.npy" ] || [ -e "$tmp/sweep4" ]; then
+  failed=$((failed + 1)); echo "FAIL a command with a usage error wrote an output"
+fi
+
 # The board backend on the simulated board, through its pseudo-terminal.
 coproc SIM { "$board_sim"; }
 read -r -t 30 pty <&"${SIM[0]}" || pty=""
