@@ -43,7 +43,8 @@ coverage: deps
 # $(BUILD_DIR)/bench/robustness.json beside the coverage ones. `make test` runs a short slice.
 FUZZ_CASES   ?= 10000
 FUZZ_SECONDS ?= 300
-fuzz: build
+fuzz: deps configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target nmsa_cli
 	mkdir -p $(BUILD_DIR)/bench
 	bash scripts/fuzz.sh all $(BUILD_DIR)/fuzz $(BUILD_DIR)/nmsa $(FUZZ_CASES) $(FUZZ_SECONDS) \
 		$(BUILD_DIR)/bench/robustness.json
