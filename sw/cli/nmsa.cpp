@@ -4,8 +4,9 @@
 // nmsa::Device, backed by the Verilated RTL (--backend rtl), the functional model (--backend
 // model) or an FPGA board over its UART (--backend uart:/dev/ttyUSB0). Exit codes: 0 success,
 // 1 a result that does not match the golden model, a device error or a failure of the link to a
-// board, 2 bad input (with a message naming it). Options are parsed by CLI11, which also writes
-// the help of every command.
+// board, 2 bad input (with a message naming it; docs/errors.md). Options are declared and parsed
+// in cli_options.cpp (CLI11, which also writes the help of every command), apart from the device,
+// so that the parser can be fuzzed alone (tests/fuzz/fuzz_options.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
