@@ -574,7 +574,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nmsa", required=True, help="the nmsa binary")
     ap.add_argument("--cases", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("NMSA_SEED", "1")),
+                    help="seed of the cases (default: $NMSA_SEED, else 1)")
     ap.add_argument("--only", type=int, help="run case N alone (reproduces a finding)")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per case")
     ap.add_argument("--mem-mb", type=int, default=2048, help="address-space limit per case")
