@@ -6,7 +6,7 @@ JOBS      ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 .PHONY: all deps configure build test sim lint synth-check formal synth pnr fpga-report fpga-bench board \
-        bench demo waves coverage clean
+        bench demo waves coverage fuzz clean
 
 all: build
 
@@ -37,6 +37,17 @@ coverage: deps
 	cmake -S . -B $(COVERAGE_DIR) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DNMSA_COVERAGE=ON
 	cmake --build $(COVERAGE_DIR) -j $(JOBS) --target nmsa_rtl_tests nmsa_dma_tests
 	bash scripts/coverage.sh $(COVERAGE_DIR) $(BUILD_DIR)/bench/robustness.json $(JOBS)
+
+# The host-side fuzzers, long (docs/fuzzing.md): each libFuzzer target of tests/fuzz/ for
+# FUZZ_SECONDS, then FUZZ_CASES cases of the CLI mutator; the figures go to
+# $(BUILD_DIR)/bench/robustness.json beside the coverage ones. `make test` runs a short slice.
+FUZZ_CASES   ?= 10000
+FUZZ_SECONDS ?= 300
+fuzz: deps configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target nmsa_cli
+	mkdir -p $(BUILD_DIR)/bench
+	bash scripts/fuzz.sh all $(BUILD_DIR)/fuzz $(BUILD_DIR)/nmsa $(FUZZ_CASES) $(FUZZ_SECONDS) \
+		$(BUILD_DIR)/bench/robustness.json
 
 lint: deps
 	bash scripts/lint.sh

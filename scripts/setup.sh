@@ -16,6 +16,7 @@ PACKAGES=(
   dataset-fashion-mnist zlib1g-dev
   nlohmann-json3-dev libcli11-dev
   chromium
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

@@ -4,8 +4,9 @@
 // nmsa::Device, backed by the Verilated RTL (--backend rtl), the functional model (--backend
 // model) or an FPGA board over its UART (--backend uart:/dev/ttyUSB0). Exit codes: 0 success,
 // 1 a result that does not match the golden model, a device error or a failure of the link to a
-// board, 2 bad input (with a message naming it). Options are parsed by CLI11, which also writes
-// the help of every command.
+// board, 2 bad input (with a message naming it; docs/errors.md). Options are declared and parsed
+// in cli_options.cpp (CLI11, which also writes the help of every command), apart from the device,
+// so that the parser can be fuzzed alone (tests/fuzz/fuzz_options.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,31 +41,24 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "number_options.hpp"
+#include "cli_options.hpp"
 
 namespace {
+
+using nmsa::cli::CompressArgs;
+using nmsa::cli::DeviceArgs;
+using nmsa::cli::GateArgs;
+using nmsa::cli::GemmArgs;
+using nmsa::cli::InfoArgs;
+using nmsa::cli::PruneArgs;
+using nmsa::cli::RunArgs;
+using nmsa::cli::SweepArgs;
+using nmsa::cli::TriageArgs;
 
 // Bad input found after the options were parsed (a file, a pattern, a combination): exit code 2.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-// --backend and --config, shared by the commands that talk to a device.
-struct DeviceArgs {
-  std::string backend = "rtl";
-  std::string config = "default";
-  CLI::Option* config_option = nullptr;
-};
-
-void add_device_options(CLI::App* cmd, DeviceArgs& a) {
-  cmd->add_option("--backend", a.backend,
-                  "rtl: the Verilated accelerator (default); model: the functional model; "
-                  "uart:<device>[@<baud>]: an FPGA board on a serial port, e.g. uart:/dev/ttyUSB0 "
-                  "(1000000 baud unless given; docs/fpga.md)");
-  a.config_option = cmd->add_option("--config", a.config,
-                                    "named configuration of rtl/configs.json for rtl and model "
-                                    "(default: default)");
-}
 
 std::unique_ptr<nmsa::Device> open_device(const DeviceArgs& a) {
   if (a.backend.rfind("uart:", 0) == 0) {
@@ -74,23 +68,17 @@ std::unique_ptr<nmsa::Device> open_device(const DeviceArgs& a) {
     }
     return nmsa::make_uart_device(a.backend);
   }
-  if (a.backend == "model") return nmsa::make_model_device(a.config);
-  if (a.backend == "rtl") return nmsa::tb::make_rtl_device(a.config);
+  try {
+    if (a.backend == "model") return nmsa::make_model_device(a.config);
+    if (a.backend == "rtl") return nmsa::tb::make_rtl_device(a.config);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--config: ") + e.what());
+  }
   throw UsageError("--backend must be rtl, model or uart:<device>[@<baud>], not '" + a.backend +
                    "'");
 }
 
 // --- nmsa info -----------------------------------------------------------------------------------
-
-struct InfoArgs {
-  DeviceArgs device;
-};
-
-CLI::App* add_info(CLI::App& app, InfoArgs& a) {
-  CLI::App* cmd = app.add_subcommand("info", "the device's capabilities, read from its registers");
-  add_device_options(cmd, a.device);
-  return cmd;
-}
 
 int cmd_info(const InfoArgs& a) {
   auto dev = open_device(a.device);
@@ -121,38 +109,6 @@ int cmd_info(const InfoArgs& a) {
 
 // --- nmsa gemm -----------------------------------------------------------------------------------
 
-struct GemmArgs {
-  long m = 0, k = 0, n = 0;
-  std::string sparsity;  // empty: the device's pattern
-  std::string mode = "both";
-  std::uint64_t seed = 1;
-  bool json = false;
-  DeviceArgs device;
-};
-
-CLI::App* add_gemm(CLI::App& app, GemmArgs& a) {
-  CLI::App* cmd = app.add_subcommand(
-      "gemm", "a random GEMM on the device, checked against the golden model");
-  cmd->footer(
-      "Runs Y = X * W^T with random INT8 X [m x k] and W [n x k] (pruned to N:M for sparse\n"
-      "mode), checks Y bit-exactly against the Eigen golden model, and prints cycles,\n"
-      "utilization, the effective speedup (dense cycles / sparse cycles, with --mode both) and\n"
-      "the counters. The model has no clock: its figures are the compiler's predictions. On a\n"
-      "board the cycles are its CYCLES_BUSY counter (the run alone, without the UART traffic\n"
-      "around it).\n");
-  cmd->add_option("--m", a.m, "activation rows")->required()->check(nmsa::cli::integer_in(1, 65535));
-  cmd->add_option("--k", a.k, "reduction length")->required()->check(nmsa::cli::integer_in(1, 1 << 20));
-  cmd->add_option("--n", a.n, "output channels")->required()->check(nmsa::cli::integer_in(1, 1 << 20));
-  cmd->add_option("--sparsity", a.sparsity, "N:M; must be the device's pattern (default: it)");
-  cmd->add_option("--mode", a.mode, "sparse, dense or both (default)")
-      ->check(CLI::IsMember({"sparse", "dense", "both"}));
-  cmd->add_option("--seed", a.seed, "random seed (default 1)")
-      ->check(nmsa::cli::integer_in(0, 1LL << 62));
-  cmd->add_flag("--json", a.json, "one JSON object on stdout instead of the table");
-  add_device_options(cmd, a.device);
-  return cmd;
-}
-
 struct ModeResult {
   std::string mode;
   nmsa::DeviceRun run;
@@ -167,7 +123,12 @@ int cmd_gemm(const GemmArgs& a) {
   auto dev = open_device(a.device);
   const nmsa::DeviceCaps caps = dev->caps();
   if (!a.sparsity.empty()) {
-    const nmsa::NmPattern wanted = nmsa::parse_nm_pattern(a.sparsity);
+    nmsa::NmPattern wanted;
+    try {
+      wanted = nmsa::parse_nm_pattern(a.sparsity);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--sparsity: ") + e.what());
+    }
     if (!(wanted == caps.pattern)) {
       throw UsageError("--sparsity " + wanted.name() + ": device " + dev->name() + " is " +
                        caps.pattern.name() + " (pick a configuration with --config)");
@@ -333,9 +294,13 @@ WeightFile read_weights(const std::string& path, nmsa::NmPattern p) {
 
 // The N:M pattern of --sparsity, which must be one the hardware runs.
 nmsa::NmPattern hardware_pattern(const std::string& text) {
-  const nmsa::NmPattern p = nmsa::parse_nm_pattern(text);
-  nmsa::require_hardware_pattern(p);
-  return p;
+  try {
+    const nmsa::NmPattern p = nmsa::parse_nm_pattern(text);
+    nmsa::require_hardware_pattern(p);
+    return p;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--sparsity: ") + e.what());
+  }
 }
 
 // One output file of a command: written with the others once everything is computed, so that a
@@ -367,35 +332,20 @@ void require_distinct_files(const std::vector<std::pair<std::string, std::string
   }
 }
 
-// --- nmsa prune ----------------------------------------------------------------------------------
-
-struct PruneArgs {
-  std::string in, out;
-  std::string sparsity = "2:4";
-  bool permute = false;
-  std::uint64_t seed = 2021;
-};
-
-CLI::App* add_prune(CLI::App& app, PruneArgs& a) {
-  CLI::App* cmd = app.add_subcommand(
-      "prune",
-      "N:M-prune a weight matrix (.npy), optionally after a channel permutation search");
-  cmd->footer("Magnitude N:M pruning along K of a weight matrix [N_out x K] (float32, float64 or "
-              "int8;\nOUT is int8 for int8, else float32). N:M is one the hardware runs: 1:4, 2:4 "
-              "or 2:8.\n");
-  cmd->add_option("in", a.in, "IN.npy")->required();
-  cmd->add_option("out", a.out, "OUT.npy")->required();
-  cmd->add_option("--sparsity", a.sparsity, "N:M (default 2:4)");
-  CLI::Option* permute =
-      cmd->add_flag("--permute", a.permute,
-                    "search an input-channel permutation first; it is written to OUT.perm.npy "
-                    "(int32) and must be applied to the activations too");
-  // A seed without the search would be ignored silently: refuse it instead.
-  cmd->add_option("--seed", a.seed, "seed of the permutation search (default 2021)")
-      ->check(nmsa::cli::integer_in(0, 1LL << 62))
-      ->needs(permute);
-  return cmd;
+// Outputs of one command, by role, each checked before any work starts: a directory, a device or a
+// missing directory found only at the write would cost the run (and, for a set, its outputs).
+void require_output_paths(const std::vector<std::pair<std::string, std::string>>& roles) {
+  for (const auto& [role, path] : roles) {
+    if (path.empty()) continue;
+    try {
+      nmsa::require_output_path(path);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string(e.what()) + " (" + role + ")");
+    }
+  }
 }
+
+// --- nmsa prune ----------------------------------------------------------------------------------
 
 int cmd_prune(const PruneArgs& a) {
   const std::string& in = a.in;
@@ -404,6 +354,7 @@ int cmd_prune(const PruneArgs& a) {
   const std::string perm_path = out.substr(0, out.rfind(".npy")) + ".perm.npy";
   require_distinct_files(
       {{"IN", in}, {"OUT", out}, {"the permutation", a.permute ? perm_path : ""}});
+  require_output_paths({{"OUT", out}, {"the permutation", a.permute ? perm_path : ""}});
   const WeightFile file = read_weights(in, p);
   nmsa::MatrixF w = file.values;
   std::vector<std::pair<std::string, std::string>> outputs;
@@ -440,34 +391,13 @@ int cmd_prune(const PruneArgs& a) {
 
 // --- nmsa compress -------------------------------------------------------------------------------
 
-struct CompressArgs {
-  std::string in, values, meta;
-  std::string sparsity = "2:4";
-  std::string scales;
-};
-
-CLI::App* add_compress(CLI::App& app, CompressArgs& a) {
-  CLI::App* cmd = app.add_subcommand(
-      "compress", "compress an N:M weight matrix (.npy) into values and metadata (.npy)");
-  cmd->footer(
-      "Compresses an N:M sparse weight matrix [N_out x K] (float32, float64 or int8;\n"
-      "docs/format.md): VALUES [N_out x K*N/M] int8, the kept values group by group, and META\n"
-      "[N_out x B] uint8, each row's metadata fields packed LSB-first (2:4: two groups a byte, the\n"
-      "nibble order of PyTorch's meta tensor; 1:4: four; 2:8: one, 6 bits used). A float input is\n"
-      "first quantized per output channel; then --scales names where its scales (float32) go.\n");
-  cmd->add_option("in", a.in, "IN.npy")->required();
-  cmd->add_option("values", a.values, "VALUES.npy")->required();
-  cmd->add_option("meta", a.meta, "META.npy")->required();
-  cmd->add_option("--sparsity", a.sparsity, "N:M: 1:4, 2:4 (default) or 2:8");
-  cmd->add_option("--scales", a.scales, "SCALES.npy, for a float input");
-  return cmd;
-}
-
 int cmd_compress(const CompressArgs& a) {
   const std::string& in = a.in;
   const nmsa::NmPattern p = hardware_pattern(a.sparsity);
   require_distinct_files(
       {{"IN", in}, {"VALUES", a.values}, {"META", a.meta}, {"--scales", a.scales}});
+  // --scales is checked even when IN is int8 and it goes unused.
+  require_output_paths({{"VALUES", a.values}, {"META", a.meta}, {"--scales", a.scales}});
   const WeightFile file = read_weights(in, p);
   std::vector<std::pair<std::string, std::string>> outputs;
   nmsa::MatrixI8 w;
@@ -510,41 +440,6 @@ int cmd_compress(const CompressArgs& a) {
 
 // --- nmsa run ------------------------------------------------------------------------------------
 
-struct RunArgs {
-  std::string model, labels;
-  std::vector<std::string> inputs, outputs;
-  bool dense = false;
-  DeviceArgs device;
-};
-
-CLI::App* add_run(CLI::App& app, RunArgs& a) {
-  CLI::App* cmd = app.add_subcommand(
-      "run", "run an ONNX model layer by layer on the device, with its placement per layer");
-  cmd->footer(
-      "Runs an ONNX model layer by layer: each layer sparse on the device, dense on the device\n"
-      "(fallback) or on the host (unsupported operator), as the supported-layer matrix decides.\n"
-      "Prints each layer's placement and reason, device cycles, and the outputs; with --labels\n"
-      "also the top-1 accuracy. A quantized network in QDQ form (the demo's model.onnx) runs\n"
-      "each layer as one device GEMM with bias, requantization and ReLU in its epilogue.\n"
-      "Inputs and outputs are .npy files with the tensor's shape and dtype (float32 or float64\n"
-      "for a float input).\n");
-  cmd->add_option("model", a.model, "MODEL.onnx")->required();
-  cmd->add_option("--input", a.inputs,
-                  "NAME=X.npy for the model input NAME, repeated for every input; X.npy alone for "
-                  "a model with one input")
-      ->required();
-  cmd->add_option("--output", a.outputs,
-                  "NAME=Y.npy for the output NAME (repeatable); a DIRECTORY (a path not ending in "
-                  ".npy) for every output as DIRECTORY/NAME.npy; Y.npy alone for a model with one "
-                  "output");
-  cmd->add_option("--labels", a.labels,
-                  "uint8 .npy with the class of every input row: prints the top-1 accuracy of "
-                  "the first output (its argmax per row)");
-  cmd->add_flag("--dense", a.dense, "run every device layer dense (for comparisons)");
-  add_device_options(cmd, a.device);
-  return cmd;
-}
-
 // "NAME=FILE" split at the first '='; no '=': an empty name.
 std::pair<std::string, std::string> split_binding(const std::string& spec) {
   const auto eq = spec.find('=');
@@ -556,6 +451,23 @@ std::string value_names(const std::vector<nmsa::ValueInfo>& values) {
   std::string names;
   for (const auto& v : values) names += (names.empty() ? "'" : ", '") + v.name + "'";
   return names.empty() ? "none" : names;
+}
+
+// A NaN or infinity in an input would surface deep in a layer, naming the node and not the file.
+void require_finite(const nmsa::Tensor& t, const std::string& what) {
+  if (!t.is_float()) return;
+  for (std::size_t i = 0; i < t.floats.size(); ++i) {
+    if (std::isfinite(t.floats[i])) continue;
+    std::string index;  // the element's index, last axis fastest
+    std::size_t rest = i;
+    for (std::size_t d = t.shape.size(); d-- > 0;) {
+      const auto extent = static_cast<std::size_t>(t.shape[d]);
+      index = std::to_string(rest % extent) + (index.empty() ? "" : ", ") + index;
+      rest /= extent;
+    }
+    throw UsageError(what + ": the value at [" + index + "] is " +
+                     (std::isnan(t.floats[i]) ? "nan" : t.floats[i] < 0 ? "-inf" : "inf") + "; inputs must be finite");
+  }
 }
 
 // The tensors of --input, one for every graph input: an unknown, repeated or missing name is an
@@ -580,8 +492,19 @@ std::map<std::string, nmsa::Tensor> read_inputs(const nmsa::Graph& graph,
                        value_names(graph.inputs) + ")");
     }
     if (bound.count(name)) throw UsageError("--input: '" + name + "' is given twice");
-    bound[name] = nmsa::tensor_from_npy(nmsa::read_npy(path), info->type,
-                                        path + " (input '" + name + "')");
+    const std::string what = path + " (input '" + name + "')";
+    bound[name] = nmsa::tensor_from_npy(nmsa::read_npy(path), info->type, what);
+    const std::vector<std::int64_t>& got = bound[name].shape;
+    bool fits = !info->shape || info->shape->size() == got.size();
+    for (std::size_t d = 0; fits && info->shape && d < got.size(); ++d) {
+      fits = (*info->shape)[d] < 0 || (*info->shape)[d] == got[d];
+    }
+    if (!fits) {  // named here, with the file: the runtime's own check knows only the model
+      std::string declared;
+      for (std::int64_t d : *info->shape) declared += (declared.empty() ? "" : "x") + std::to_string(d);
+      throw UsageError(what + ": " + bound[name].describe() + ", the model declares [" + declared + "]");
+    }
+    require_finite(bound[name], what);
   }
   for (const auto& v : graph.inputs) {
     if (!bound.count(v.name)) {
@@ -654,7 +577,13 @@ int cmd_run(const RunArgs& a) {
     for (const std::string& spec : a.inputs) {
       roles.push_back({"--input " + spec, split_binding(spec).second});
     }
-    for (const auto& [name, path] : files) roles.push_back({"the output '" + name + "'", path});
+    for (const auto& [name, path] : files) {
+      roles.push_back({"the output '" + name + "'", path});
+      if (std::filesystem::is_directory(path)) {
+        throw UsageError(path + ": cannot write: a directory, not a file (the output '" + name +
+                         "')");
+      }
+    }
     require_distinct_files(roles);
   }
   const nmsa::Tensor& first_input = inputs.at(graph.inputs[0].name);
@@ -749,46 +678,21 @@ int cmd_run(const RunArgs& a) {
 
 // --- nmsa gate -----------------------------------------------------------------------------------
 
-struct GateArgs {
-  std::string baseline, candidate;
-  nmsa::GateLimits limits;
-};
-
-CLI::App* add_gate(CLI::App& app, GateArgs& a) {
-  CLI::App* cmd = app.add_subcommand(
-      "gate", "the release gate: compare two deployment reports (report.json) against limits");
-  cmd->footer(
-      "Checks the candidate deployment report against the baseline report and the limits given\n"
-      "(at least one). A report directory stands for the report.json in it. Prints one line per\n"
-      "check, then gate: PASS or gate: FAIL. Exit codes: 0 pass, 1 fail, 2 bad options or an\n"
-      "unreadable or malformed report.\n");
-  cmd->add_option("--baseline", a.baseline, "A.json, the report to compare against")->required();
-  cmd->add_option("--candidate", a.candidate, "B.json, the report checked")->required();
-  cmd->add_option("--max-quality-drop", a.limits.max_quality_drop_pp,
-                  "largest allowed drop in sparse INT8 top-1, baseline - candidate, in percentage "
-                  "points (at the limit passes; a negative one demands a gain)")
-      ->check(nmsa::cli::number_in(-100.0, 100.0));
-  cmd->add_option("--min-speedup", a.limits.min_speedup,
-                  "smallest allowed candidate effective speedup (all-dense / deployed device "
-                  "cycles)")
-      ->check(nmsa::cli::number_in(0.0, 1e6));
-  cmd->add_option("--max-p99-cycles", a.limits.max_p99_cycles,
-                  "largest allowed candidate p99 device cycles per batch")
-      ->check(nmsa::cli::integer_in(0, 1LL << 62));
-  return cmd;
-}
-
 int cmd_gate(const GateArgs& a) {
-  const nmsa::GateLimits& limits = a.limits;
-  // A gate that checks nothing would pass every release: refuse it rather than pass.
-  if (!limits.max_quality_drop_pp && !limits.min_speedup && !limits.max_p99_cycles) {
-    throw UsageError("gate needs at least one limit: --max-quality-drop, --min-speedup or "
-                     "--max-p99-cycles");
-  }
   const nmsa::ReportSummary baseline = nmsa::read_report_summary(a.baseline);
+  // Limits given win; without any, the baseline's own release criteria decide.
+  const bool from_baseline = !a.limits.any();
+  const nmsa::GateLimits& limits = from_baseline ? baseline.release_criteria : a.limits;
+  // A gate that checks nothing would pass every release: refuse it rather than pass.
+  if (!limits.any()) {
+    throw UsageError("gate needs at least one limit: --max-quality-drop, --min-speedup, "
+                     "--max-p99-cycles or --bit-exact (" + baseline.source +
+                     " states no release criteria)");
+  }
   const nmsa::ReportSummary candidate = nmsa::read_report_summary(a.candidate);
   const nmsa::GateResult result = nmsa::evaluate_gate(baseline, candidate, limits);
   std::printf("baseline  %s\ncandidate %s\n", baseline.source.c_str(), candidate.source.c_str());
+  if (from_baseline) std::printf("limits: the baseline's release criteria\n");
   for (const std::string& reason : result.reasons) std::printf("%s\n", reason.c_str());
   std::printf("gate: %s\n", result.pass ? "PASS" : "FAIL");
   return result.pass ? 0 : 1;
@@ -796,38 +700,10 @@ int cmd_gate(const GateArgs& a) {
 
 // --- nmsa triage ---------------------------------------------------------------------------------
 
-struct TriageArgs {
-  std::string baseline, candidate, memo;
-  bool json = false;
-  nmsa::TriageLimits limits;
-};
-
-CLI::App* add_triage(CLI::App& app, TriageArgs& a) {
-  CLI::App* cmd = app.add_subcommand(
-      "triage", "why a candidate deployment report regressed: the first failing mechanism");
-  cmd->footer(
-      "Compares two deployment reports (report.json, or their directories), or two benchmark\n"
-      "files of the same kind (build/bench/workloads.json, lens.json), mechanism by mechanism\n"
-      "in execution order: lowering, sparse format, scheduling and memory, execution,\n"
-      "quality, latency tail. Names the first failing one with its evidence and owner, the\n"
-      "commands that reproduce the failing workload and the stable comparator, and the rollback\n"
-      "criteria (docs/triage.md). Exit codes as nmsa gate: 0 no regression, 1 regression,\n"
-      "2 bad options, unreadable reports or runs that are not comparable.\n");
-  cmd->add_option("--baseline", a.baseline, "A.json, the stable report or benchmark file")
-      ->required();
-  cmd->add_option("--candidate", a.candidate, "B.json, the one that regressed")->required();
-  cmd->add_option("--memo", a.memo, "also write the triage as a Markdown memo to this file");
-  cmd->add_flag("--json", a.json, "print JSON instead of text");
-  cmd->add_option("--quality-tolerance", a.limits.quality_drop_pp,
-                  "sparse INT8 top-1 drop in pp that counts as a regression (default 0.3)")
-      ->check(nmsa::cli::number_in(0.0, 100.0));
-  cmd->add_option("--cycles-tolerance", a.limits.cycles_growth,
-                  "relative growth of cycles that counts (default 0.02)")
-      ->check(nmsa::cli::number_in(0.0, 10.0));
-  return cmd;
-}
-
 int cmd_triage(const TriageArgs& a) {
+  require_distinct_files({{"--baseline", a.baseline}, {"--memo", a.memo}});  // the same report
+  require_distinct_files({{"--candidate", a.candidate}, {"--memo", a.memo}});  // twice is allowed
+  require_output_paths({{"--memo", a.memo}});
   const nmsa::TriageResult r = nmsa::triage_reports(a.baseline, a.candidate, a.limits);
   if (!a.memo.empty()) nmsa::write_files_atomically({{a.memo, nmsa::triage_memo(r)}});
   std::fputs((a.json ? nmsa::triage_json(r) : nmsa::triage_text(r)).c_str(), stdout);
@@ -836,39 +712,14 @@ int cmd_triage(const TriageArgs& a) {
 
 // --- nmsa sweep ----------------------------------------------------------------------------------
 
-struct SweepArgs {
-  std::string config = "default";
-  std::string out = "build/sweep";
-  nmsa::LensSettings settings;
-};
-
-CLI::App* add_sweep(CLI::App& app, SweepArgs& a) {
-  CLI::App* cmd = app.add_subcommand(
-      "sweep", "the bandwidth lens: sparse and dense cycles against host-memory bandwidth, AXI "
-               "width and read latency");
-  cmd->footer(
-      "Prices every layer of the workload families (mlp, cnn, bert, resnet50) sparse and dense\n"
-      "with the cycle model over a grid of host-memory bandwidths and AXI data widths (at one read\n"
-      "latency) and of read latencies (at one bandwidth). Prints each family's knee (where it\n"
-      "becomes compute-bound) and its speedup there, memory-bound and compute-bound; writes\n"
-      "OUT/sweep.json and OUT/sweep.html (docs/bandwidth.md). Predictions, not RTL runs.\n");
-  cmd->add_option("--config", a.config, "configuration of rtl/configs.json (default: default)");
-  cmd->add_option("--out", a.out, "output directory (default build/sweep)");
-  cmd->add_option("--bytes-per-cycle", a.settings.bytes_per_cycle,
-                  "host-memory bandwidths to sweep (default 1 2 4 8 16 32 64)")
-      ->check(nmsa::cli::number_in(0.01, 4096.0));
-  cmd->add_option("--latency", a.settings.read_latency,
-                  "read latencies in cycles to sweep (default 50 100 200 500 1000)")
-      ->check(nmsa::cli::integer_in(1, 1000000));
-  cmd->add_option("--axi-width", a.settings.axi_data_w, "AXI data widths, 32 and/or 64 bits")
-      ->check(CLI::IsMember({32, 64}));
-  cmd->add_option("--family", a.settings.families,
-                  "workload families to sweep (default all: mlp cnn bert resnet50)");
-  return cmd;
-}
-
 int cmd_sweep(const SweepArgs& a) {
-  const nmsa::DeviceCaps caps = nmsa::make_model_device(a.config)->caps();
+  nmsa::DeviceCaps caps;
+  try {
+    caps = nmsa::make_model_device(a.config)->caps();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--config: ") + e.what());
+  }
+  if (std::filesystem::exists(a.out) && !std::filesystem::is_directory(a.out)) throw UsageError("--out " + a.out + ": not a directory");
   const nmsa::LensResult r = nmsa::run_bandwidth_lens(caps, a.settings);
   std::printf("bandwidth lens on %s (cycle-model predictions, AXI %d bits, read latency %d)\n\n",
               r.device.c_str(), caps.axi_data_w, r.settings.base_latency);
@@ -893,49 +744,18 @@ int cmd_sweep(const SweepArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"nmsa: the command-line front end of libnmsa", "nmsa"};
-  app.require_subcommand(1);
-  app.footer("Run 'nmsa <command> --help' for the options of a command.\n");
-  InfoArgs info;
-  GemmArgs gemm;
-  PruneArgs prune;
-  CompressArgs compress;
-  RunArgs run;
-  GateArgs gate;
-  SweepArgs sweep;
-  TriageArgs triage;
-  CLI::App* info_cmd = add_info(app, info);
-  CLI::App* gemm_cmd = add_gemm(app, gemm);
-  CLI::App* prune_cmd = add_prune(app, prune);
-  CLI::App* compress_cmd = add_compress(app, compress);
-  CLI::App* run_cmd = add_run(app, run);
-  CLI::App* gate_cmd = add_gate(app, gate);
-  CLI::App* sweep_cmd = add_sweep(app, sweep);
-  CLI::App* triage_cmd = add_triage(app, triage);
-  // CLI11 would answer "a subcommand is required" for a misspelt command: name it instead.
-  if (argc > 1 && argv[1][0] != '-') {
-    try {
-      (void)app.get_subcommand(argv[1]);
-    } catch (const CLI::OptionNotFound&) {
-      std::cerr << "nmsa: unknown command '" << argv[1]
-                << "' (commands: info, gemm, prune, compress, run, gate, triage, sweep)\n";
-      return 2;
-    }
-  }
+  nmsa::cli::CommandLine cl;
+  const int parsed = nmsa::cli::parse_command_line(cl, argc, argv);
+  if (parsed >= 0) return parsed;
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help: 0; bad options: 2, with CLI11's message
-  }
-  try {
-    if (*info_cmd) return cmd_info(info);
-    if (*gemm_cmd) return cmd_gemm(gemm);
-    if (*prune_cmd) return cmd_prune(prune);
-    if (*compress_cmd) return cmd_compress(compress);
-    if (*run_cmd) return cmd_run(run);
-    if (*gate_cmd) return cmd_gate(gate);
-    if (*sweep_cmd) return cmd_sweep(sweep);
-    if (*triage_cmd) return cmd_triage(triage);
+    if (*cl.info_cmd) return cmd_info(cl.info);
+    if (*cl.gemm_cmd) return cmd_gemm(cl.gemm);
+    if (*cl.prune_cmd) return cmd_prune(cl.prune);
+    if (*cl.compress_cmd) return cmd_compress(cl.compress);
+    if (*cl.run_cmd) return cmd_run(cl.run);
+    if (*cl.gate_cmd) return cmd_gate(cl.gate);
+    if (*cl.sweep_cmd) return cmd_sweep(cl.sweep);
+    if (*cl.triage_cmd) return cmd_triage(cl.triage);
     return 2;  // require_subcommand(1) leaves no other case
   } catch (const UsageError& e) {
     std::cerr << "nmsa: " << e.what() << "\n";

@@ -49,4 +49,11 @@ inline CLI::Validator number_in(double lo, double hi) {
       "NUMBER in " + range);
 }
 
+// A path or a name given explicitly as '': an error, never taken for the option's absence.
+inline CLI::Validator non_empty() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; },
+      "");
+}
+
 }  // namespace nmsa::cli

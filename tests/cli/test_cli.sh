@@ -146,7 +146,13 @@ expect gate-wrong-type 2 'text.json: "effective_speedup" must be a number or nul
 expect gate-negative   2 'negative.json: "latency_cycles_p99" = -5 must be >= 0' -- "${g[@]}" --candidate "$tmp/negative.json" --min-speedup 1
 expect gate-no-file    2 'nosuch.json: cannot read: no such file'            -- "${g[@]}" --candidate "$tmp/nosuch.json" --min-speedup 1
 expect gate-bad-base   2 'truncated.json: not valid JSON'      -- gate --baseline "$tmp/truncated.json" --candidate "$tmp/good.json" --min-speedup 1
-expect gate-no-limit   2 'gate needs at least one limit'       -- "${g[@]}" --candidate "$tmp/good.json"
+expect gate-no-limit   2 'gate needs at least one limit.*base.json states no release criteria' -- "${g[@]}" --candidate "$tmp/good.json"
+# A baseline that states its release criteria decides with them when no limit is given.
+printf '{"sparse_int8_accuracy": 0.892, "effective_speedup": 1.6, "latency_cycles_p99": 12000, "batches": 4, "batches_bit_exact_golden": 4, "batches_bit_exact_model": 4, "release_criteria": {"max_quality_drop_pp": 0.3, "min_speedup": 1.55, "max_p99_cycles": 12600, "bit_exact": true}}\n' > "$tmp/criteria.json"
+printf '{"sparse_int8_accuracy": 0.890, "effective_speedup": 1.6, "latency_cycles_p99": 12100, "batches": 4, "batches_bit_exact_golden": 4, "batches_bit_exact_model": 3}\n' > "$tmp/inexact.json"
+expect gate-criteria-pass 0 "limits: the baseline's release criteria" -- gate --baseline "$tmp/criteria.json" --candidate "$tmp/criteria.json"
+expect gate-criteria-fail 1 'bit-exact: candidate 4/4 batches equal the golden model, 3/4 the functional model: FAIL' -- gate --baseline "$tmp/criteria.json" --candidate "$tmp/inexact.json"
+expect gate-criteria-given 0 'gate: PASS'                     -- gate --baseline "$tmp/criteria.json" --candidate "$tmp/inexact.json" --min-speedup 1.5
 expect gate-no-cand    2 '--candidate is required'             -- "${g[@]}" --min-speedup 1
 expect gate-bad-limit  2 "--min-speedup: 'fast' is not a number" -- "${g[@]}" --candidate "$tmp/good.json" --min-speedup fast
 expect gate-positional 2 'not expected: .*good.json'           -- "${g[@]}" --candidate "$tmp/good.json" "$tmp/good.json" --min-speedup 1
@@ -167,6 +173,54 @@ fi
 expect sweep-family   2 "unknown workload family 'gpt'"       -- sweep --family gpt --out "$tmp/sweep3"
 expect sweep-axi      2 '--axi-width: 128 not in'             -- sweep --axi-width 128 --out "$tmp/sweep3"
 expect sweep-bw       2 '--bytes-per-cycle: 0 is outside'     -- sweep --bytes-per-cycle 0 --out "$tmp/sweep3"
+
+# Found by scripts/fuzz_cli.py. An output that cannot be written (a directory) is found before
+# any work: an existing output keeps its content and no new file is left.
+printf 'old' > "$tmp/keep.npy"
+mkdir "$tmp/keep.perm.npy" "$tmp/adir.npy"
+expect prune-perm-dir   2 'keep.perm.npy: cannot write: a directory, not a file \(the permutation\)' -- prune "$tmp/wf.npy" "$tmp/keep.npy" --permute
+expect compress-out-dir 2 'adir.npy: cannot write: a directory, not a file \(META\)' -- compress "$tmp/wp.npy" "$tmp/keep.npy" "$tmp/adir.npy"
+expect compress-scales-unused 2 'adir.npy: cannot write: a directory, not a file \(--scales\)' -- compress "$tmp/wp.npy" "$tmp/v9.npy" "$tmp/m9.npy" --scales "$tmp/adir.npy"
+expect compress-no-dir  2 'nodir/m9.npy: cannot write: the directory .*nodir does not exist' -- compress "$tmp/wp.npy" "$tmp/v9.npy" "$tmp/nodir/m9.npy"
+if [ "$(cat "$tmp/keep.npy")" != old ] || [ -e "$tmp/v9.npy" ] || ls "$tmp" | grep -q '\.tmp-'; then
+  failed=$((failed + 1)); echo "FAIL a failed command changed keep.npy or left v9.npy or a temporary"
+fi
+expect gemm-empty-sparsity 2 "--sparsity: must not be empty" -- gemm --m 1 --k 4 --n 1 --backend model --sparsity ''
+expect prune-empty-sparsity 2 "--sparsity: sparsity '': expected N:M" -- prune "$tmp/wf.npy" "$tmp/v9.npy" --sparsity ''
+expect info-empty-config 2 "--config: must not be empty" -- info --backend model --config ''
+expect sweep-bad-config 2 "--config: unknown device configuration 'huge'" -- sweep --config huge --out "$tmp/sweep3"
+expect run-input-shape  2 'wf.npy \(input .*\): float\[1x4\], the model declares \[1x3\]' -- run "$softmax" --input "$tmp/wf.npy" --backend model
+expect triage-memo-input 2 'good.json is given as both --baseline and --memo' -- triage --baseline "$tmp/good.json" --candidate "$tmp/good.json" --memo "$tmp/good.json"
+npy "$tmp/nan13.npy" '<f4' '1, 3' '\x00\x00\x80\x3f\x00\x00\xc0\x7f\x00\x00\x00\x00'
+expect run-nan-input    2 'nan13.npy \(input .*\): the value at \[0, 1\] is nan; inputs must be finite' -- run "$softmax" --input "$tmp/nan13.npy" --backend model
+{ cat "$tmp/good.json"; printf '\0garbage'; } > "$tmp/nul.json"
+expect gate-nul         2 'nul.json: not valid JSON: a NUL byte at offset' -- "${g[@]}" --candidate "$tmp/nul.json" --min-speedup 1
+expect sweep-empty-family 2 '--family: must not be empty' -- sweep --family '' --out "$tmp/sweep3"
+expect prune-empty-in   2 '^in: must not be empty'              -- prune '' "$tmp/v9.npy"
+printf 'x' > "$tmp/afile"
+expect sweep-out-file   2 "--out .*afile: not a directory" -- sweep --family mlp --out "$tmp/afile"
+
+# Every subcommand, held to exit code 2 for an unknown option and for a stray positional, with a
+# message naming it, before it reads or writes anything.
+declare -A minimal=(
+  [info]="info --backend model"
+  [gemm]="gemm --m 1 --k 4 --n 1 --backend model"
+  [prune]="prune $tmp/wf.npy $tmp/v9.npy"
+  [compress]="compress $tmp/wp.npy $tmp/v9.npy $tmp/m9.npy"
+  [run]="run $softmax --input $tmp/x13.npy --backend model"
+  [gate]="gate --baseline $tmp/base.json --candidate $tmp/good.json --min-speedup 1"
+  [triage]="triage --baseline $tmp/good.json --candidate $tmp/good.json"
+  [sweep]="sweep --family mlp --out $tmp/sweep4"
+)
+for cmd in "${!minimal[@]}"; do
+  read -r -a argv <<< "${minimal[$cmd]}"
+  expect "$cmd-unknown-option" 2 'not expected: .*--frob' -- "${argv[@]}" --frob
+  expect "$cmd-stray-last" 2 "not expected: stray; nmsa $cmd takes" -- "${argv[@]}" stray
+  expect "$cmd-stray-first" 2 "not expected: .*; nmsa $cmd takes" -- "${argv[0]}" stray "${argv[@]:1}"
+done
+if [ -e "$tmp/v9.npy" ] || [ -e "$tmp/m9.npy" ] || [ -e "$tmp/sweep4" ]; then
+  failed=$((failed + 1)); echo "FAIL a command with a usage error wrote an output"
+fi
 
 # The board backend on the simulated board, through its pseudo-terminal.
 coproc SIM { "$board_sim"; }

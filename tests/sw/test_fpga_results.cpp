@@ -78,6 +78,9 @@ TEST_F(FpgaResultsTest, RejectsFilesThatAreNotResults) {
                           std::vector<std::string>{"garbage.json", "not JSON"});
   expect_throw_containing([&] { read_fpga_result((dir_ / "absent.json").string()); },
                           "absent.json");
+  // A device is refused before it is read (it would be read until memory ran out).
+  expect_throw_containing([&] { read_fpga_result("/dev/zero"); },
+                          std::vector<std::string>{"/dev/zero", "not a regular file"});
 }
 
 TEST_F(FpgaResultsTest, PrefersAFreshResultToThePublishedOne) {

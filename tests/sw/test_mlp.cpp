@@ -233,6 +233,10 @@ TEST(MlpTest, ModelFileRoundTripAndCorruptFiles) {
     f.write(b.data(), static_cast<std::streamsize>(b.size()));
   };
   auto load = [&] { load_mlp(path); };
+  // A device or a directory is refused before it is read (/dev/zero would fill memory).
+  expect_throw_containing([] { load_mlp("/dev/zero"); }, "/dev/zero: cannot read: not a regular file");
+  expect_throw_containing([&] { load_mlp(std::filesystem::path(path).parent_path().string()); },
+                          "a directory, not a file");
   write(bytes.substr(0, bytes.size() - 3));
   expect_throw_containing(load, "truncated");
   write(bytes + "x");

@@ -443,7 +443,7 @@ TEST(FileIo, SeveralFilesAreWrittenAllOrNone) {
     write_files_atomically({{good, "first"}, {bad, "second"}});
     ADD_FAILURE() << "no error";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(bad + ": cannot create the temporary file", 0), 0u)
+    EXPECT_EQ(std::string(e.what()).rfind(bad + ": cannot write: the directory", 0), 0u)
         << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(good));
@@ -452,6 +452,55 @@ TEST(FileIo, SeveralFilesAreWrittenAllOrNone) {
   std::ifstream in(good, std::ios::binary);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "first");
   EXPECT_EQ(entries_beside(), 1);
+}
+
+// A set whose last destination is a directory (found by the CLI fuzzer: `prune --permute` and
+// `compress` left their first outputs in place when a later rename failed) changes nothing: the
+// existing first output keeps its content, no new file appears, no temporary stays.
+TEST(FileIo, DirectoryAmongSeveralOutputsChangesNothing) {
+  TempFiles temp;
+  const std::string existing = temp("existing.bin");
+  const std::string fresh = temp("fresh.bin");
+  const std::string dir = temp("a_dir.bin");
+  write_files_atomically({{existing, "old"}});
+  std::filesystem::create_directory(dir);
+  const auto count = [&] {  // this test's entries in the shared temporary directory
+    const std::string prefix = "nmsa_npy_DirectoryAmongSeveralOutputsChangesNothing_";
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(
+             std::filesystem::path(existing).parent_path())) {
+      n += e.path().filename().string().rfind(prefix, 0) == 0;
+    }
+    return n;
+  };
+  const auto before = count();
+  try {
+    write_files_atomically({{existing, "new"}, {fresh, "new"}, {dir, "new"}});
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + ": cannot write: a directory, not a file");
+  }
+  EXPECT_EQ(read_regular_file(existing), "old");
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  EXPECT_EQ(count(), before);
+  EXPECT_THROW(require_output_path("/dev/null"), std::runtime_error);
+  std::filesystem::remove(dir);
+}
+
+// The element count never wraps: a zero dimension beside huge ones is 0 elements, and a product
+// beyond int64 is an error naming the shape.
+TEST(Npy, ElementCountIsChecked) {
+  NpyArray a;
+  a.shape = {0, std::int64_t{1} << 62, std::int64_t{1} << 62};
+  EXPECT_EQ(a.element_count(), 0);
+  a.shape = {std::int64_t{1} << 62, std::int64_t{1} << 62, 0};
+  EXPECT_EQ(a.element_count(), 0);
+  a.shape = {std::int64_t{1} << 32, std::int64_t{1} << 32};
+  EXPECT_THROW(a.element_count(), std::runtime_error);
+  a.shape = {3, -1};
+  EXPECT_THROW(a.element_count(), std::runtime_error);
+  a.shape = {3, 4};
+  EXPECT_EQ(a.element_count(), 12);
 }
 
 // Every prefix of a valid file, and every single-byte corruption of its header, either parses or

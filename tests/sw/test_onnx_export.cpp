@@ -444,14 +444,16 @@ TEST(OnnxExportTest, UnwritablePathsAreErrorsNamingThePath) {
   const Mlp m = test_mlp(seed);
   const std::string missing = "/nonexistent-nmsa-dir/model.onnx";
   EXPECT_THROW(export_mlp_onnx(m, missing), std::runtime_error);
-  expect_throw_containing([&] { export_mlp_onnx(m, missing); }, missing + ": cannot create");
+  expect_throw_containing([&] { export_mlp_onnx(m, missing); },
+                          missing + ": cannot write: the directory /nonexistent-nmsa-dir does not exist");
 
-  // The temporary can be written but not renamed over a directory: removed again.
+  // A directory in the way is found before anything is staged: nothing is left beside it.
   const fs::path dir = temp_dir("unwritable");
   const std::string blocked = (dir / "model.onnx").string();
   fs::create_directories(blocked);
   EXPECT_THROW(export_mlp_onnx(m, blocked), std::runtime_error);
-  expect_throw_containing([&] { export_mlp_onnx(m, blocked); }, blocked + ": cannot rename");
+  expect_throw_containing([&] { export_mlp_onnx(m, blocked); },
+                          blocked + ": cannot write: a directory, not a file");
   EXPECT_EQ(files_in(dir), (std::vector<std::string>{"model.onnx"}));
   EXPECT_TRUE(fs::is_directory(blocked));
   fs::remove_all(dir);

@@ -51,7 +51,29 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   write_files_atomically({{path, bytes}});
 }
 
+void require_output_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    throw std::runtime_error(path + ": cannot write: a directory, not a file");
+  }
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    throw std::runtime_error(path + ": cannot write: not a regular file (a device, FIFO or socket)");
+  }
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(parent, ec)) {
+    throw std::runtime_error(path + ": cannot write: the directory " + parent.string() +
+                             " does not exist");
+  }
+}
+
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  namespace fs = std::filesystem;
+  // Every destination checked first: a directory or a missing directory in the set fails before
+  // anything is staged, instead of at its rename, after the others are in place.
+  for (const auto& file : files) require_output_path(file.first);
   std::vector<std::string> temporaries;
   auto fail = [&](const std::string& path, const std::string& why) {
     remove_quietly(temporaries);
@@ -66,14 +88,47 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
     f.close();
     if (!f) fail(path, "write to " + tmp + " failed");
   }
+  // A file that exists keeps a second name until every rename succeeded, so that a rename that
+  // fails late (the destination replaced by a directory meanwhile, a full disk) can put each
+  // earlier file back: on failure no output is new and none is changed.
+  std::vector<std::string> backups(files.size());
+  auto restore = [&](std::size_t renamed) {
+    for (std::size_t j = 0; j < renamed; ++j) {
+      std::error_code ignored;
+      if (backups[j].empty()) {
+        fs::remove(files[j].first, ignored);
+      } else {
+        fs::rename(backups[j], files[j].first, ignored);
+      }
+    }
+    for (const std::string& b : backups) {
+      std::error_code ignored;
+      if (!b.empty()) fs::remove(b, ignored);
+    }
+  };
   for (std::size_t i = 0; i < files.size(); ++i) {
     std::error_code ec;
-    std::filesystem::rename(temporaries[i], files[i].first, ec);
+    if (!fs::exists(files[i].first, ec)) continue;
+    backups[i] = temporary_beside(files[i].first);
+    fs::create_hard_link(files[i].first, backups[i], ec);
     if (ec) {
-      // The files renamed already stay: they are complete, and the rest are not written.
-      temporaries.erase(temporaries.begin(), temporaries.begin() + static_cast<std::ptrdiff_t>(i));
-      fail(files[i].first, "cannot rename " + temporaries.front() + " to it: " + ec.message());
+      backups[i].clear();
+      restore(0);
+      fail(files[i].first, "cannot keep the existing file while writing: " + ec.message());
     }
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    fs::rename(temporaries[i], files[i].first, ec);
+    if (ec) {
+      const std::string why = "cannot rename " + temporaries[i] + " to it: " + ec.message();
+      restore(i);
+      fail(files[i].first, why);
+    }
+  }
+  for (const std::string& b : backups) {
+    std::error_code ignored;
+    if (!b.empty()) fs::remove(b, ignored);
   }
 }
 

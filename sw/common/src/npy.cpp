@@ -326,8 +326,20 @@ std::size_t npy_item_size(NpyDtype dtype) {
 }
 
 std::int64_t NpyArray::element_count() const {
+  // Checked: a zero dimension makes the count 0 whatever the others hold, and a product beyond
+  // int64 (a header from another tool, or a corrupted one) is an error, not a wrapped count.
+  for (std::int64_t d : shape) {
+    if (d < 0) throw std::runtime_error("npy: negative dimension in shape " + shape_text(shape));
+    if (d == 0) return 0;
+  }
   std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
+  for (std::int64_t d : shape) {
+    if (n > std::numeric_limits<std::int64_t>::max() / d) {
+      throw std::runtime_error("npy: shape " + shape_text(shape) +
+                               " has more elements than a 64-bit count holds");
+    }
+    n *= d;
+  }
   return n;
 }
 

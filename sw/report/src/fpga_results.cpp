@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nmsa/file_io.hpp"
+
 namespace nmsa {
 
 namespace {
@@ -23,13 +25,8 @@ std::uint64_t first_of(const std::map<std::string, std::uint64_t>& m,
   return 0;
 }
 
-std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// Regular files only (a FIFO among the results would block, a device fill memory); errors name p.
+std::string read_text(const std::filesystem::path& p) { return read_regular_file(p.string()); }
 
 // `make synth` writes the same file name as `make pnr`, without a place-and-route result: such a
 // file says nothing about the clock, so a search passes over it. Anything else, malformed files

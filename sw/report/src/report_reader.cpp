@@ -90,6 +90,11 @@ ReadReport read_report_json(const std::string& path) {
     file = (std::filesystem::path(path) / "report.json").string();
   }
   const std::string text = read_regular_file(file);
+  // nlohmann's parser takes a NUL byte for the end of its input: garbage after one would pass.
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    throw std::runtime_error(file + ": not valid JSON: a NUL byte at offset " +
+                             std::to_string(nul));
+  }
   ReadJson j;
   try {
     j = ReadJson::parse(text);

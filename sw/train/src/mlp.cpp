@@ -478,9 +478,8 @@ void save_mlp(const Mlp& model, const std::string& path) {
 
 Mlp load_mlp(const std::string& path) {
   if (!host_is_little_endian()) throw std::runtime_error("load_mlp: big-endian host unsupported");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) bad_file(path, std::string("cannot open: ") + std::strerror(errno));
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // Through read_regular_file: a device or FIFO given as a model would be read until memory ran out.
+  const std::string bytes = read_regular_file(path);
   std::size_t at = 0;
   auto need = [&](std::size_t n, const char* what) {
     if (bytes.size() - at < n) {

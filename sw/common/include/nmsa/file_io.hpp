@@ -21,9 +21,15 @@ std::string read_regular_file(const std::string& path);
 // "cannot create the temporary file ...", "write to ... failed" or "cannot rename ...".
 void write_file_atomically(const std::string& path, const std::string& bytes);
 
-// Several files as one output (a command's results): every file is written to its temporary
-// first, and only when all are complete are they renamed over their paths. A failure before the
-// renames removes every temporary and leaves no file changed.
+// std::runtime_error starting with `path` unless a file can be written there: `path` is not a
+// directory, device, FIFO or socket, and its directory exists. Commands call it for each output
+// before any work starts.
+void require_output_path(const std::string& path);
+
+// Several files as one output (a command's results), all or nothing: every destination is checked
+// (require_output_path), every file written to its temporary, and only when all are complete are
+// they renamed over their paths. A failure at any step removes every temporary and puts back
+// each file already renamed over: no output is left new or changed.
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace nmsa

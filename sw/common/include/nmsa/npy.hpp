@@ -42,7 +42,9 @@ struct NpyArray {
   std::vector<std::int64_t> shape;
   std::vector<std::uint8_t> bytes;
 
-  std::int64_t element_count() const;  // product of shape
+  // The product of shape: 0 when a dimension is 0; std::runtime_error on a negative dimension or
+  // a product beyond int64.
+  std::int64_t element_count() const;
   // The array as a matrix: [rows x cols] for 2-D, [1 x n] for 1-D.
   std::int64_t rows() const;
   std::int64_t cols() const;
