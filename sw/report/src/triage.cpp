@@ -62,6 +62,21 @@ std::string string_at(const ReadJson& j, const std::string& file, const char* ke
   return it->get<std::string>();
 }
 
+// Calls `read(object, where)` for each element of the array j[key], every element an object;
+// `where` names it in messages ("file: layers[2]").
+template <typename Read>
+void for_each_object(const ReadJson& j, const std::string& file, const char* key, Read read) {
+  const ReadJson& array = require_key(j, file, key);
+  if (!array.is_array()) {
+    throw std::runtime_error(file + ": \"" + key + "\" must be an array");
+  }
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const std::string where = file + ": " + key + "[" + std::to_string(i) + "]";
+    if (!array[i].is_object()) throw std::runtime_error(where + " must be an object");
+    read(array[i], where);
+  }
+}
+
 // workloads.json (nmsa_bench_workloads): every production layer shape as one layer, placed
 // sparse, its cycles, bytes and utilization the cycle model's; the speedup over all of them.
 Run read_workloads(const std::string& file, const ReadJson& j) {
@@ -69,12 +84,7 @@ Run read_workloads(const std::string& file, const ReadJson& j) {
   r.file = file;
   r.kind = "workloads";
   double sparse_total = 0, dense_total = 0;
-  const ReadJson& layers = require_key(j, file, "layers");
-  if (!layers.is_array()) throw std::runtime_error(file + ": \"layers\" must be an array");
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const ReadJson& l = layers[i];
-    const std::string where = file + ": layers[" + std::to_string(i) + "]";
-    if (!l.is_object()) throw std::runtime_error(where + " must be an object");
+  for_each_object(j, file, "layers", [&](const ReadJson& l, const std::string& where) {
     Layer layer;
     layer.placement = "device sparse";
     layer.cycles = read_cycles(l, where, "sparse_cycles");
@@ -88,7 +98,7 @@ Run read_workloads(const std::string& file, const ReadJson& j) {
     dense_total += count * static_cast<double>(dense);
     const std::string name = string_at(l, where, "family") + "/" + string_at(l, where, "layer");
     r.layers.push_back({name, layer});
-  }
+  });
   if (sparse_total > 0) r.speedup = dense_total / sparse_total;
   r.tags["rtl configuration"] = string_at(j, file, "config");
   r.tags["figures from"] = string_at(j, file, "figures_from");
@@ -142,12 +152,7 @@ Run read_run(const std::string& path) {
   r.batches = read_cycles(j, f, "batches");
   r.exact_golden = read_cycles(j, f, "batches_bit_exact_golden");
   r.exact_model = read_cycles(j, f, "batches_bit_exact_model");
-  const ReadJson& layers = require_key(j, f, "layers");
-  if (!layers.is_array()) throw std::runtime_error(f + ": \"layers\" must be an array");
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const ReadJson& l = layers[i];
-    const std::string where = f + ": layers[" + std::to_string(i) + "]";
-    if (!l.is_object()) throw std::runtime_error(where + " must be an object");
+  for_each_object(j, f, "layers", [&](const ReadJson& l, const std::string& where) {
     Layer layer;
     layer.placement = string_at(l, where, "placement");
     layer.reason = string_at(l, where, "reason");
@@ -159,7 +164,7 @@ Run read_run(const std::string& path) {
     const std::string name = string_at(l, where, "name");
     if (name.empty()) throw std::runtime_error(where + ": \"name\" is missing or empty");
     r.layers.push_back({name, layer});
-  }
+  });
   if (const auto it = j.find("tags"); it != j.end() && it->is_object()) {
     for (const auto& [k, v] : it->items()) {
       if (v.is_string()) r.tags[k] = v.get<std::string>();
