@@ -12,113 +12,70 @@
 // weight bytes are at most 3/4 of the dense one's (2:4 halves the values and adds 1/8 of the
 // dense bytes as metadata, plus record padding). Speedups are reported, not targets: where the
 // layer is bound by host memory, sparse gains shrink to the bytes ratio or vanish.
-#include <algorithm>
+// --act-entries / --wgt-records predict the same layers with other buffer capacities (a what-if
+// of the hardware, recorded in the file, that nmsa triage compares as another configuration).
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "bench_common.hpp"
-#include "nmsa/bandwidth_lens.hpp"
 #include "nmsa/device.hpp"
-#include "nmsa/gemm_program.hpp"
-
-namespace {
-
-// BERT-base and ResNet-50: the production families of the bandwidth lens's workloads.
-std::vector<nmsa::LensLayer> layers() {
-  std::vector<nmsa::LensLayer> l;
-  for (const nmsa::LensLayer& layer : nmsa::lens_workloads()) {
-    if (layer.family == "bert" || layer.family == "resnet50") l.push_back(layer);
-  }
-  return l;
-}
-
-const char* bound_of(const nmsa::CyclePrediction& p) {
-  const double busy = static_cast<double>(std::max(p.compute_cycles, p.dma_cycles));
-  if (busy < 0.8 * static_cast<double>(p.total)) return "overhead";
-  return p.dma_cycles > p.compute_cycles ? "dma" : "compute";
-}
-
-}  // namespace
+#include "production_workloads.hpp"
 
 int main(int argc, char** argv) {
   namespace bench = nmsa::bench;
-  std::string config = "large";
+  bench::WorkloadsDevice device{"large"};
   std::string out = "build/bench/workloads.json";
-  double bytes_per_cycle = 0;
+  nmsa::PerfModelParams perf;
   CLI::App app{"Production layer shapes: predicted sparse and dense cycles on one configuration"};
-  app.add_option("--config", config, "configuration of rtl/configs.json (default large)");
-  app.add_option("--bytes-per-cycle", bytes_per_cycle,
+  app.add_option("--config", device.config, "configuration of rtl/configs.json (default large)");
+  app.add_option("--act-entries", device.act_entries,
+                 "activation buffer entries instead of the configuration's (a what-if)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--wgt-records", device.wgt_records,
+                 "weight buffer records instead of the configuration's (a what-if)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--bytes-per-cycle", perf.dma_bytes_per_cycle,
                  "host memory bandwidth (default: one AXI beat per cycle)")
       ->check(CLI::Range(0.0, 1024.0));
   app.add_option("--out", out, "result file");
   if (const int rc = bench::parse_options(app, argc, argv); rc >= 0) return rc;
   try {
-    const nmsa::DeviceCaps caps = nmsa::make_model_device(config)->caps();
-    nmsa::PerfModelParams perf;
-    perf.dma_bytes_per_cycle = bytes_per_cycle;
-    std::printf("production shapes on %s, host memory %s B/cycle, read latency %d cycles "
+    const nmsa::DeviceCaps caps =
+        bench::workloads_caps(nmsa::make_model_device(device.config)->caps(), device);
+    const bench::Json j = bench::production_workloads(caps, device, perf);
+    std::printf("production shapes on %s, host memory %.1f B/cycle, read latency %d cycles "
                 "(predicted by the cycle model)\n\n",
-                caps.describe().c_str(),
-                bytes_per_cycle > 0 ? std::to_string(bytes_per_cycle).c_str() : "AXI beat",
+                caps.describe().c_str(), j["bytes_per_cycle"].get<double>(),
                 perf.dma_read_latency);
     std::printf("%-9s %-20s %6s %6s %6s %12s %12s %8s %7s %12s %6s %-8s\n", "family", "layer",
                 "rows", "K", "N", "sparse cyc", "dense cyc", "speedup", "util", "bytes (sp)",
                 "meta", "bound");
-    bench::Json j;
-    bench::Json rows = bench::Json::array();
-    std::map<std::string, std::pair<double, double>> network;  // family -> (sparse, dense) cycles
-    double worst_weight_ratio = 0;
-    for (const nmsa::LensLayer& l : layers()) {
-      nmsa::GemmOptions options;
-      options.mode = nmsa::GemmMode::SPARSE;
-      const nmsa::GemmEstimate s = nmsa::estimate_gemm(caps, l.rows, l.k, l.n, options, perf);
-      options.mode = nmsa::GemmMode::DENSE;
-      const nmsa::GemmEstimate d = nmsa::estimate_gemm(caps, l.rows, l.k, l.n, options, perf);
-      const double speedup =
-          static_cast<double>(d.cycles.total) / static_cast<double>(s.cycles.total);
-      const double meta_share = static_cast<double>(s.stats.meta_bytes) /
-                                static_cast<double>(std::max<std::uint64_t>(s.stats.dma_bytes(), 1));
-      const double weight_ratio = static_cast<double>(s.stats.weight_bytes) /
-                                  static_cast<double>(d.stats.weight_bytes);
-      worst_weight_ratio = std::max(worst_weight_ratio, weight_ratio);
-      if (l.name == "ffn_up") j["bert_ffn_speedup_" + config] = speedup;
-      network[l.family].first += static_cast<double>(s.cycles.total) * l.count;
-      network[l.family].second += static_cast<double>(d.cycles.total) * l.count;
+    for (const bench::Json& l : j["layers"]) {
       std::printf("%-9s %-20s %6lld %6lld %6lld %12llu %12llu %7.2fx %6.1f%% %12llu %5.1f%% %-8s\n",
-                  l.family.c_str(), l.name.c_str(), static_cast<long long>(l.rows),
-                  static_cast<long long>(l.k), static_cast<long long>(l.n),
-                  static_cast<unsigned long long>(s.cycles.total),
-                  static_cast<unsigned long long>(d.cycles.total), speedup,
-                  100 * s.cycles.utilization(),
-                  static_cast<unsigned long long>(s.stats.dma_bytes()), 100 * meta_share,
-                  bound_of(s.cycles));
-      rows.push_back({{"family", l.family}, {"layer", l.name}, {"rows", l.rows}, {"k", l.k},
-                      {"n", l.n}, {"count", l.count}, {"sparse_cycles", s.cycles.total},
-                      {"dense_cycles", d.cycles.total}, {"speedup", speedup},
-                      {"sparse_utilization", s.cycles.utilization()},
-                      {"dense_utilization", d.cycles.utilization()},
-                      {"sparse_dma_bytes", s.stats.dma_bytes()},
-                      {"dense_dma_bytes", d.stats.dma_bytes()},
-                      {"meta_share", meta_share}, {"sparse_bound", bound_of(s.cycles)},
-                      {"dense_bound", bound_of(d.cycles)}});
+                  l["family"].get<std::string>().c_str(), l["layer"].get<std::string>().c_str(),
+                  l["rows"].get<long long>(), l["k"].get<long long>(), l["n"].get<long long>(),
+                  l["sparse_cycles"].get<unsigned long long>(),
+                  l["dense_cycles"].get<unsigned long long>(), l["speedup"].get<double>(),
+                  100 * l["sparse_utilization"].get<double>(),
+                  l["sparse_dma_bytes"].get<unsigned long long>(),
+                  100 * l["meta_share"].get<double>(), l["sparse_bound"].get<std::string>().c_str());
     }
-    j["config"] = config;
-    j["figures_from"] = "cycle model prediction";
-    j["layers"] = rows;
-    for (const auto& [family, c] : network) {
-      const double ratio = c.second / c.first;
-      std::printf("\n%s, the listed layers times their count: dense / sparse cycles = %.2fx",
-                  family.c_str(), ratio);
-      j[(family == "bert" ? std::string("bert_encoder") : family) + "_speedup_" + config] = ratio;
+    for (const char* family : {"bert_encoder", "resnet50"}) {
+      const std::string key = std::string(family) + "_speedup_" + device.config;
+      if (j.contains(key)) {
+        std::printf("\n%s, the listed layers times their count: dense / sparse cycles = %.2fx",
+                    family, j[key].get<double>());
+      }
     }
     std::printf("\n");
     const std::vector<bench::Target> targets{
-        {"sparse_weight_bytes_over_dense_max", worst_weight_ratio, 0.75, false}};
+        {"sparse_weight_bytes_over_dense_max",
+         j["sparse_weight_bytes_over_dense_max"].get<double>(), 0.75, false}};
     const int missed = bench::print_targets(targets);
-    j["targets"] = bench::targets_json(targets);
-    bench::write_json(out, j);
+    bench::Json file = j;
+    file["targets"] = bench::targets_json(targets);
+    bench::write_json(out, file);
     return bench::exit_code(true, missed);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "nmsa_bench_workloads: %s\n", e.what());

@@ -50,6 +50,15 @@ inline std::vector<TriageCase> triage_cases() {
          j["effective_speedup"] = j["effective_speedup"].get<double>() * 0.8;
        },
        "model and graph lowering", "compiler sparsity pass owner"},
+      {"operator forced to host fallback",
+       [](TriageJson& j) {
+         j["layers"][0]["placement"] = "host";
+         j["layers"][0]["reason"] = "forced to the host: runtime option";
+         j["layers"][0]["deployed_cycles"] = 0;
+         j["layers"][0]["meta_bytes"] = 0;
+         j["effective_speedup"] = j["effective_speedup"].get<double>() * 0.6;
+       },
+       "model and graph lowering", "compiler sparsity pass owner"},
       {"layer pruned past its quality gate",
        [](TriageJson& j) {
          j["layers"][0]["sensitivity_pp"] = 2.4;

@@ -193,7 +193,8 @@ Json workloads_json() {
                 {"sparse_cycles", sparse}, {"dense_cycles", dense},
                 {"speedup", 1.0 * dense / sparse}, {"sparse_utilization", 0.9},
                 {"dense_utilization", 0.93}, {"sparse_dma_bytes", 500000},
-                {"dense_dma_bytes", 700000}, {"meta_share", 0.1},
+                {"dense_dma_bytes", 700000}, {"sparse_weight_bytes", 200000},
+                {"sparse_meta_bytes", 20000}, {"meta_share", 0.04},
                 {"sparse_bound", "compute"}, {"dense_bound", "compute"}};
   };
   return Json{{"config", "default"},
@@ -223,14 +224,26 @@ TEST_F(TriageTest, BenchmarkFilesMoreBytesOnTheSameConfigurationIsTheTilingPlan)
 
 TEST_F(TriageTest, BenchmarkFilesMoreMetadataIsTheFormat) {
   Json cand = workloads_json();
-  cand["layers"][0]["meta_share"] = 0.2;
+  cand["layers"][0]["sparse_meta_bytes"] = 40000;
   const TriageResult r = triage_reports(write("a.json", workloads_json()), write("b.json", cand));
   ASSERT_TRUE(r.regressed());
   EXPECT_EQ(r.findings[0].mechanism, "sparse-format conversion");
-  EXPECT_NE(all_evidence(r.findings[0]).find("bert/qkv: metadata share of the bytes moved 10.0% "
+  EXPECT_NE(all_evidence(r.findings[0]).find("bert/qkv: metadata share of the weight bytes 10.0% "
                                              "-> 20.0%"),
             std::string::npos)
       << all_evidence(r.findings[0]);
+}
+
+TEST_F(TriageTest, BenchmarkFilesRecordsFetchedTwiceAreNotTheFormat) {
+  Json cand = workloads_json();
+  cand["layers"][0]["sparse_weight_bytes"] = 400000;
+  cand["layers"][0]["sparse_meta_bytes"] = 40000;
+  cand["layers"][0]["sparse_dma_bytes"] = 700000;
+  cand["config"] = "default_wgt32";
+  const TriageResult r = triage_reports(write("a.json", workloads_json()), write("b.json", cand));
+  ASSERT_TRUE(r.regressed());
+  EXPECT_EQ(r.findings[0].mechanism, "scheduling and memory placement");
+  EXPECT_EQ(r.findings[0].owner, "accelerator architecture owner");
 }
 
 TEST_F(TriageTest, BenchmarkFilesSlowerWithTheSameBytesIsExecution) {

@@ -31,7 +31,9 @@ struct Layer {
   double sensitivity_pp = kNotMeasured;
   std::uint64_t cycles = 0, meta_bytes = 0, weight_bytes = 0;
   double utilization = kNotMeasured;
-  double meta_share = kNotMeasured;  // metadata share of the DMA bytes (benchmark files)
+  // Metadata share of the weight records' bytes (benchmark files): fixed by the format, whatever
+  // the schedule, since re-fetching a record moves its values and its metadata alike.
+  double meta_share = kNotMeasured;
 };
 
 // What triage reads of one report.json, or of a benchmark file of build/bench.
@@ -91,7 +93,9 @@ Run read_workloads(const std::string& file, const ReadJson& j) {
     const std::uint64_t dense = read_cycles(l, where, "dense_cycles");
     const double count = std::max<double>(1, static_cast<double>(read_cycles(l, where, "count")));
     const std::uint64_t bytes = read_cycles(l, where, "sparse_dma_bytes");
-    layer.meta_share = read_optional_number(l, where, "meta_share");
+    const double meta = read_optional_number(l, where, "sparse_meta_bytes");
+    const double weights = read_optional_number(l, where, "sparse_weight_bytes");
+    if (measured(meta) && measured(weights) && weights > 0) layer.meta_share = meta / weights;
     layer.utilization = read_optional_number(l, where, "sparse_utilization");
     r.dma_read_bytes += static_cast<std::uint64_t>(count) * bytes;
     sparse_total += count * static_cast<double>(layer.cycles);
@@ -100,7 +104,17 @@ Run read_workloads(const std::string& file, const ReadJson& j) {
     r.layers.push_back({name, layer});
   });
   if (sparse_total > 0) r.speedup = dense_total / sparse_total;
-  r.tags["rtl configuration"] = string_at(j, file, "config");
+  r.memory_bytes_per_cycle = read_optional_number(j, file, "bytes_per_cycle");
+  // The buffers are part of the configuration: a what-if with other capacities is other hardware.
+  std::string config = string_at(j, file, "config");
+  for (const char* buffer : {"act_entries", "wgt_records"}) {
+    const double entries = read_optional_number(j, file, buffer);
+    if (measured(entries)) {
+      config += std::string(config.find(':') == std::string::npos ? ": " : ", ") + buffer + " " +
+                std::to_string(static_cast<std::uint64_t>(entries));
+    }
+  }
+  r.tags["rtl configuration"] = config;
   r.tags["figures from"] = string_at(j, file, "figures_from");
   return r;
 }
@@ -190,7 +204,22 @@ std::string config_name(const Run& r) {
 
 std::string reproduce(const Run& r) {
   if (r.kind == "workloads") {
-    return "build/nmsa_bench_workloads --config " + config_name(r) + " --out " + r.file;
+    // "large: act_entries 2048, wgt_records 128" -> --act-entries 2048 --wgt-records 128
+    std::string options;
+    std::istringstream buffers(tag_or(r, "rtl configuration", ""));
+    for (std::string word, value; buffers >> word;) {
+      if ((word == "act_entries" || word == "wgt_records") && buffers >> value) {
+        if (value.back() == ',') value.pop_back();
+        options += " --" + (word == "act_entries" ? std::string("act-entries") : "wgt-records") +
+                   " " + value;
+      }
+    }
+    if (measured(r.memory_bytes_per_cycle)) {
+      std::ostringstream bytes;
+      bytes << r.memory_bytes_per_cycle;  // as written, without rounding
+      options += " --bytes-per-cycle " + bytes.str();
+    }
+    return "build/nmsa_bench_workloads --config " + config_name(r) + options + " --out " + r.file;
   }
   if (r.kind == "lens") {
     return "build/nmsa_bench_lens --config " + config_name(r) + " --out " + r.file +
@@ -256,7 +285,7 @@ class Triage {
       }
       if (grew(bl.meta_share, cl->meta_share, lim_.bytes_growth)) {
         finding(2, "sparse-format conversion", kCompilerOwner)
-            .evidence.push_back(name + ": metadata share of the bytes moved " +
+            .evidence.push_back(name + ": metadata share of the weight bytes " +
                                 arrow(percent(bl.meta_share, 1), percent(cl->meta_share, 1)));
       }
       if (grew(bl.meta_bytes, cl->meta_bytes, lim_.bytes_growth) ||
