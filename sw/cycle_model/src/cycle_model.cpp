@@ -51,7 +51,9 @@
 //                  the memory. The STORE finishes 2 cycles after its last response.
 // Not modelled: reads delayed by writes that drained the bandwidth before them, which only
 // happens below one beat per cycle; the host memory's own limits on bursts in flight (assumed
-// at least the DMA's); random back-pressure.
+// at least the DMA's). Random back-pressure only as an average: each direction's beats limited
+// to channel_beat_rate per cycle (the writes only where they do not share the bandwidth with
+// the reads), evenly spread, and no time lost to a withheld AW, AR or B.
 #include "nmsa/cycle_model.hpp"
 
 #include <algorithm>
@@ -88,8 +90,16 @@ class PerfSim {
     axi_ = caps.axi_bytes();
     cmd_beats_ = static_cast<int>(isa::COMMAND_BYTES) / axi_;
     const double bw = p.dma_bytes_per_cycle > 0 ? p.dma_bytes_per_cycle : axi_;
-    read_bw_ = Bandwidth(bw, axi_);
-    write_bw_ = WriteBandwidth(bw, axi_);
+    if (!(p.channel_beat_rate > 0 && p.channel_beat_rate <= 1)) {
+      throw std::invalid_argument("cycle model: channel_beat_rate must be in (0, 1]");
+    }
+    // Under random back-pressure each direction moves a beat in channel_beat_rate of the cycles,
+    // and a bandwidth the two directions share loses the cycles in which neither can use it.
+    const double channel = p.channel_beat_rate * axi_;  // one direction's bytes per cycle
+    const double shared = bw < 2 * axi_ ? std::min(bw, std::max(bw * p.channel_beat_rate, channel))
+                                         : bw;
+    read_bw_ = Bandwidth(std::min(shared, channel), axi_);
+    write_bw_ = WriteBandwidth(shared, axi_, channel);
     chunk_ = caps.fetch_chunk;
     fifo_cmds_ = chunk_ * caps.fetch_chunks;
     times_.assign(static_cast<std::size_t>(n_), CommandTimes{});
@@ -564,7 +574,7 @@ class PerfSim {
   PerfModelParams p_;
   int n_ = 0, axi_ = 8, cmd_beats_ = 4, chunk_ = 8, fifo_cmds_ = 16, n_chunks_ = 0;
   Bandwidth read_bw_{0, 8};
-  WriteBandwidth write_bw_{0, 8};
+  WriteBandwidth write_bw_{0, 8, 8};
 
   std::vector<CommandTimes> times_;
   std::array<std::vector<int>, 3> elist_;  // commands of each engine, in stream order

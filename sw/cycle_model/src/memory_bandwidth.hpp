@@ -68,9 +68,11 @@ class Bandwidth {
 // and write beats are placed at once.
 class WriteBandwidth {
  public:
-  WriteBandwidth(double rate, double beat)
+  // `channel`: the most bytes per cycle the write channel moves alone (a beat, or less under
+  // random back-pressure); applied when the bandwidth is not shared.
+  WriteBandwidth(double rate, double beat, double channel)
       : rate_(rate), beat_(beat), cap_(rate + 2 * beat), level_(rate + 2 * beat),
-        shared_(rate < 2 * beat), alone_(rate, beat) {}
+        shared_(rate < 2 * beat), alone_(std::min(rate, channel), beat) {}
 
   bool shared() const { return shared_; }
   std::int64_t decided() const { return at_; }

@@ -29,6 +29,12 @@ struct PerfModelParams {
   double dma_bytes_per_cycle = 0;
   int dma_read_latency = 24;   // cycles from a read burst's AR handshake to its first beat
   int dma_write_latency = 16;  // cycles from a burst's last write beat to its response
+  // Share of the cycles in which a channel can move a beat: 1 for a memory that never stalls,
+  // 1 - p for one that withholds READY or a due beat with probability p in each cycle (random
+  // back-pressure, tb::AxiMemoryConfig's p_*). Each direction then moves at most this many beats
+  // per cycle on average; the model spreads them evenly, so under back-pressure its prediction
+  // is an expectation, not exact (docs/verification.md states the tolerance).
+  double channel_beat_rate = 1.0;
 };
 
 struct CyclePrediction {
