@@ -3,15 +3,19 @@
 // Runtime benchmark: the compiler's cycle prediction against RTL cycles on random GEMM shapes
 // (targets: mean absolute percentage error <= 3%, and the worst shape exact), and the functional
 // model's speed against the Verilated RTL on the same programs (a ratio of wall-clock times in the
-// same run, reported only). Writes
-// build/bench/runtime.json; `prune_mb_per_s` is filled in from the prune benchmark's result file
-// (--prune-json) when it ran first.
+// same run, reported only), on the random shapes and on named ones (--speed-shapes; make bench:
+// the top benchmark's 256 x 1024 x 256 and BERT-base's FFN up-projection, 128 x 768 x 3072, both
+// modes; the goal is 100x). Writes build/bench/runtime.json; `prune_mb_per_s` is filled in from
+// the prune benchmark's result file (--prune-json) when it ran first.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <sstream>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "../tests/common/random_matrix.hpp"
 #include "bench_common.hpp"
@@ -36,6 +40,24 @@ nmsa::bench::Json prune_throughput(const std::string& path) {
   return j["prune_mb_per_s"];
 }
 
+struct Shape {
+  int rows = 0, k = 0, n = 0;
+  std::string name() const {
+    return std::to_string(rows) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  }
+};
+
+Shape parse_shape(const std::string& text) {
+  Shape s;
+  char x1 = 0, x2 = 0;
+  std::istringstream in(text);
+  if (!(in >> s.rows >> x1 >> s.k >> x2 >> s.n) || x1 != 'x' || x2 != 'x' || !in.eof() ||
+      s.rows < 1 || s.k < 1 || s.n < 1) {
+    throw std::invalid_argument("--speed-shapes: '" + text + "' is not ROWSxKxN");
+  }
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,11 +66,15 @@ int main(int argc, char** argv) {
   std::string prune_json = "build/bench/prune.json";
   std::string config = "default";
   int shapes = 50;
+  std::vector<std::string> speed_shapes{"256x1024x256", "128x768x3072"};
   CLI::App app{"Runtime benchmark: the cycle model against the RTL on random GEMM shapes"};
   app.add_option("--config", config, "configuration of rtl/configs.json");
   app.add_option("--shapes", shapes, "random GEMM shapes")->check(CLI::Range(1, 10000));
   app.add_option("--out", out, "result file");
   app.add_option("--prune-json", prune_json, "the prune benchmark's result file (optional)");
+  app.add_option("--speed-shapes", speed_shapes,
+                 "ROWSxKxN shapes the model's speed is also measured on, sparse and dense "
+                 "(default 256x1024x256 128x768x3072)");
   if (const int rc = bench::parse_options(app, argc, argv); rc >= 0) return rc;
   try {
     nmsa::tb::AxiMemoryConfig memory;
@@ -106,6 +132,35 @@ int main(int argc, char** argv) {
       bar.update(static_cast<std::uint64_t>(i + 1));
     }
     bar.finish();
+    // The same comparison on the named shapes, each in both modes on one program pair.
+    bench::Json named = bench::Json::object();
+    for (const std::string& text : speed_shapes) {
+      const Shape shape = parse_shape(text);
+      double rtl_s = 0, model_s = 0;
+      for (const nmsa::GemmMode mode : {nmsa::GemmMode::SPARSE, nmsa::GemmMode::DENSE}) {
+        const nmsa::MatrixI8 x = nmsa::testing::random_i8(shape.rows, shape.k, rng);
+        nmsa::MatrixI8 w = nmsa::testing::random_i8(shape.n, shape.k, rng);
+        if (mode == nmsa::GemmMode::SPARSE) w = nmsa::prune_nm_any_k(w, caps.pattern);
+        nmsa::GemmOptions options;
+        options.mode = mode;
+        options.memory = perf;
+        const nmsa::GemmProgram on_rtl(caps, x, w, options, rtl->memory());
+        const nmsa::GemmProgram on_model(caps, x, w, options, model->memory());
+        auto t0 = std::chrono::steady_clock::now();
+        const nmsa::DeviceRun a = rtl->run(on_rtl.command_address(), on_rtl.command_count());
+        rtl_s += seconds_since(t0);
+        t0 = std::chrono::steady_clock::now();
+        const nmsa::DeviceRun b = model->run(on_model.command_address(), on_model.command_count());
+        model_s += seconds_since(t0);
+        if (!a.ok() || !b.ok() || on_rtl.read_output() != on_model.read_output() ||
+            a.cycles != on_rtl.predict_cycles(perf).total) {
+          std::fprintf(stderr, "bench_runtime: %s: %s / %s, results or cycles differ\n",
+                       shape.name().c_str(), a.describe().c_str(), b.describe().c_str());
+          return bench::kExitWrongResult;
+        }
+      }
+      named[shape.name()] = rtl_s / model_s;
+    }
     const double mape = abs_err_sum / shapes;
     const double speed_ratio = rtl_seconds / model_seconds;
     const bench::Json prune_mb_per_s = prune_throughput(prune_json);
@@ -113,6 +168,10 @@ int main(int argc, char** argv) {
                 shapes, 100 * mape, 100 * worst);
     std::printf("functional model vs Verilated RTL on the same programs: %.1fx faster "
                 "(RTL simulated %.0f cycles/s)\n", speed_ratio, rtl_cycles / rtl_seconds);
+    for (const auto& [name, ratio] : named.items()) {
+      std::printf("  on %s, sparse and dense: %.1fx faster (goal 100x)\n", name.c_str(),
+                  ratio.get<double>());
+    }
     if (prune_mb_per_s.is_number()) {
       std::printf("prune + compress throughput (from %s): %.0f MB/s\n", prune_json.c_str(),
                   prune_mb_per_s.get<double>());
@@ -126,6 +185,7 @@ int main(int argc, char** argv) {
     bench::write_json(out, {{"config", config}, {"shapes", shapes},
                             {"cycle_model_mape", mape}, {"cycle_model_worst_error", worst},
                             {"model_vs_rtl_speed_ratio", speed_ratio},
+                            {"model_vs_rtl_speed_ratio_by_shape", named},
                             {"prune_mb_per_s", prune_mb_per_s},
                             {"targets", bench::targets_json(targets)}});
     return bench::exit_code(true, missed);

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <Eigen/Core>
+
 #include "nmsa/epilogue.hpp"
 
 namespace nmsa {
@@ -255,6 +257,13 @@ std::optional<CommandError> check_command(const DeviceCaps& caps, const Command&
 FunctionalModel::FunctionalModel(const DeviceCaps& caps, ModelOptions options)
     : caps_(caps), options_(options) {
   caps_.validate();
+  // A COMPUTE's sums are formed in single precision, exact while a column's products (Rows*N,
+  // each at most 2^14) stay below 2^24.
+  if (caps_.rows * caps_.pattern.n >= 1024) {
+    throw std::invalid_argument("functional model: Rows x N = " +
+                                std::to_string(caps_.rows * caps_.pattern.n) +
+                                " is beyond the 1023 its exact arithmetic allows");
+  }
   reset();
 }
 
@@ -299,6 +308,9 @@ struct FunctionalModel::Execution {
   std::uint32_t cur_seq = 0;
   std::uint32_t cur_cmd = 0;
   bool cur_reported = false;
+  // One COMPUTE's operands and products, kept across tiles to avoid reallocating them.
+  Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> tile_acts, tile_sums;
+  Eigen::MatrixXf tile_weights;
 
   Execution(FunctionalModel& model, HostMemory& memory, const std::vector<Command>& commands,
             RunResult& result)
@@ -478,9 +490,10 @@ struct FunctionalModel::Execution {
     const auto vb = static_cast<std::size_t>(caps.weight_value_bytes());
     const std::uint8_t* rec0 = m.wgt_.data() + std::size_t{c.first_weight_record} * rb;
 
-    // Nonzero weights of each column as (activation lane, value): a sparse field selects lane
-    // r*M + idx_j; a dense part uses lane part*Rows*N + r*N + j of the entry.
-    std::vector<std::vector<std::pair<int, int>>> taps(static_cast<std::size_t>(cols));
+    // The tile as a dense weight matrix over the activation entry's lanes: a sparse field
+    // selects lane r*M + idx_j of column col; a dense part uses lane part*Rows*N + r*N + j.
+    const auto eb = static_cast<Eigen::Index>(caps.act_entry_bytes());
+    tile_weights.setZero(eb, cols);
     std::uint64_t illegal = 0;
     std::uint64_t illegal_rows = 0;
     std::string first_illegal;
@@ -488,11 +501,10 @@ struct FunctionalModel::Execution {
       const std::uint8_t* rec = rec0 + static_cast<std::size_t>(r) * rb;
       const std::uint64_t illegal_before = illegal;
       for (int col = 0; col < cols; ++col) {
-        auto& t = taps[static_cast<std::size_t>(col)];
         if (c.dense) {
           for (int j = 0; j < n; ++j) {
-            t.emplace_back(c.dense_part * rows * n + r * n + j,
-                           static_cast<std::int8_t>(rec[col * n + j]));
+            tile_weights(c.dense_part * rows * n + r * n + j, col) =
+                static_cast<std::int8_t>(rec[col * n + j]);
           }
           continue;
         }
@@ -518,7 +530,7 @@ struct FunctionalModel::Execution {
         }
         for (int j = 0; j < n; ++j) {
           const int idx = static_cast<int>((field >> (j * idx_w)) & ((1u << idx_w) - 1u));
-          t.emplace_back(r * mm + idx, static_cast<std::int8_t>(rec[col * n + j]));
+          tile_weights(r * mm + idx, col) = static_cast<std::int8_t>(rec[col * n + j]);
         }
       }
       if (illegal != illegal_before) ++illegal_rows;
@@ -534,20 +546,28 @@ struct FunctionalModel::Execution {
       return false;
     }
 
-    const auto eb = static_cast<std::size_t>(caps.act_entry_bytes());
+    // Every beat's products at once, in single precision: a product of two INT8 values is at
+    // most 2^14 and a column has Rows*N nonzero weights (< 2^10, checked by the constructor),
+    // so every partial sum is an integer below 2^24 and exact. The accumulation across tiles
+    // wraps at 32 bits, as the accumulator SRAM does.
+    tile_acts.resize(c.beats, eb);
     for (std::uint32_t i = 0; i < c.beats; ++i) {
       const std::size_t entry = std::size_t{c.first_act_entry} + std::size_t{i} * c.act_stride;
       const std::size_t row = std::size_t{c.first_acc_row} + i;
       read(ACT, entry);
       if (c.accumulate) read(ACC, row);
       write(ACC, row);
-      const std::uint8_t* act = m.act_.data() + entry * eb;
-      std::int32_t* acc = m.acc_.data() + row * static_cast<std::size_t>(cols);
+      const std::uint8_t* act = m.act_.data() + entry * static_cast<std::size_t>(eb);
+      for (Eigen::Index lane = 0; lane < eb; ++lane) {
+        tile_acts(i, lane) = static_cast<std::int8_t>(act[lane]);
+      }
+    }
+    tile_sums.noalias() = tile_acts * tile_weights;
+    for (std::uint32_t i = 0; i < c.beats; ++i) {
+      std::int32_t* acc = m.acc_.data() + (std::size_t{c.first_acc_row} + i) *
+                                              static_cast<std::size_t>(cols);
       for (int col = 0; col < cols; ++col) {
-        std::int32_t sum = 0;  // at most Rows*N products of 2^14: no overflow
-        for (const auto& [lane, w] : taps[static_cast<std::size_t>(col)]) {
-          sum += static_cast<std::int8_t>(act[lane]) * w;
-        }
+        const auto sum = static_cast<std::int32_t>(tile_sums(i, col));
         const std::uint32_t base = c.accumulate ? static_cast<std::uint32_t>(acc[col]) : 0u;
         acc[col] = static_cast<std::int32_t>(base + static_cast<std::uint32_t>(sum));
       }
