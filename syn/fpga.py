@@ -96,15 +96,25 @@ def tool_version(cmd):
     return lines[-1] if lines else "unknown"
 
 
-def rtl_hash():
-    """FNV-1a (64 bits) of the RTL a result was measured on: every file of rtl/files.f (path,
-    newline, contents, in list order) and rtl/configs.json. sw/report/src/fpga_results.cpp computes the
-    same, so a report can tell whether the RTL changed since the measurement it cites."""
+def rtl_hash(config):
+    """FNV-1a (64 bits) of the RTL a result of configuration `config` was measured on: every file
+    of rtl/files.f (path, newline, contents, in list order), then "rtl/configs.json#<config>",
+    a newline and that configuration's parameters as compact JSON with sorted keys. Other
+    configurations, and which of them are Verilated as tops, do not count: adding one leaves
+    every measurement of the others current. sw/report/src/fpga_results.cpp computes the same,
+    so a report can tell whether the RTL changed since the measurement it cites."""
+    with open(os.path.join(ROOT, "rtl", "configs.json")) as f:
+        configs = json.load(f)["configs"]
+    if config not in configs:
+        raise FlowError(f"no configuration '{config}' in rtl/configs.json")
     h = 0xcbf29ce484222325
-    paths = rtl_files() + ["rtl/configs.json"]
-    for rel_path in paths:
+    chunks = []
+    for rel_path in rtl_files():
         with open(os.path.join(ROOT, rel_path), "rb") as f:
-            data = rel_path.encode() + b"\n" + f.read()
+            chunks.append(rel_path.encode() + b"\n" + f.read())
+    chunks.append(f"rtl/configs.json#{config}\n".encode() +
+                  json.dumps(configs[config], sort_keys=True, separators=(",", ":")).encode())
+    for data in chunks:
         for byte in data:
             h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
     return f"{h:016x}"
@@ -201,7 +211,7 @@ def cell_counts(stat_text):
 
 def synthesize(target, config_name, top, which, out_dir):
     files = rtl_files()
-    measured_rtl = rtl_hash()  # before the (long) runs, in case the RTL changes meanwhile
+    measured_rtl = rtl_hash(config_name)  # before the (long) runs, in case the RTL changes
     try:
         params = rtl_config.parameters(config_name, top)
     except rtl_config.ConfigError as e:
@@ -427,7 +437,6 @@ def publish(out_dir, names):
     deployment report's clock, docs/fpga.md), after checking they were measured on this RTL."""
     dest = os.path.join(ROOT, "syn", "results")
     os.makedirs(dest, exist_ok=True)
-    current = rtl_hash()
     for name in names:
         src = os.path.join(ROOT, out_dir, name if name.endswith(".json") else name + ".json")
         try:
@@ -435,6 +444,7 @@ def publish(out_dir, names):
                 data = json.load(f)
         except (OSError, ValueError) as e:
             raise FlowError(f"cannot read result {src}: {e}")
+        current = rtl_hash(data.get("config", ""))
         if data.get("rtl_hash") != current:
             raise FlowError(f"{rel(src)} was measured on other RTL (hash {data.get('rtl_hash')}, "
                             f"now {current}): run it again before publishing it")
@@ -504,8 +514,9 @@ def bench(out_dir, board_dir, out_path):
     memories = [m for r in (top_s, top_d) for m in r.get("memories", [])]
     problems = [p for r in (top_s, top_d, arr_s, arr_d) for p in r.get("synth_problems", [])]
     out = {
-        "rtl_hash": rtl_hash(),
-        "measured_rtl_hashes": sorted({r.get("rtl_hash", "?") for r in (top_s, top_d, arr_s, arr_d)}),
+        # Results measured on other RTL than their configuration's today.
+        "stale_results": sorted(f"{r['config']} {r['top']}" for r in (top_s, top_d, arr_s, arr_d)
+                                if r.get("rtl_hash") != rtl_hash(r["config"])),
         "ecp5_device": top_s["device"],
         "ecp5_default_fmax_mhz": top_s["fmax_mhz_median"],
         "ecp5_default_fmax_mhz_best": top_s["fmax_mhz_best"],
@@ -536,7 +547,7 @@ def bench(out_dir, board_dir, out_path):
     with open(os.path.join(ROOT, out_path), "w") as f:
         json.dump(out, f, indent=2)
         f.write("\n")
-    stale = [h for h in out["measured_rtl_hashes"] if h != out["rtl_hash"]]
+    stale = out["stale_results"]
     print(f"fpga bench: {out_path}")
     print(f"  ECP5 default: Fmax median {out['ecp5_default_fmax_mhz']} MHz, "
           f"LUT {100 * out['ecp5_default_lut_fraction']:.1f}%, DSP {out['ecp5_default_dsp']}, "

@@ -46,7 +46,7 @@ void set_clock_and_hardware_cost(DeploymentReport& rep, const std::string& confi
                                  const PerfModelParams& perf) {
   const std::optional<FpgaResult> fpga =
       find_fpga_result(NMSA_SOURCE_DIR, NMSA_BUILD_DIR, "ecp5", config);
-  const std::string current_rtl = rtl_hash(NMSA_SOURCE_DIR);
+  const std::string current_rtl = rtl_hash(NMSA_SOURCE_DIR, config);
   auto provenance = [&current_rtl](const FpgaResult& r) {
     return r.describe() + (r.rtl_hash == current_rtl ? "; measured on this RTL"
                                                      : "; the RTL has changed since");

@@ -862,7 +862,7 @@ int run_demo(const DemoOptions& opt) {
   rep.tags = {
       {"git revision", command_output("git -C '" + src + "' describe --always --dirty")},
       {"rtl configuration", opt.config + ": " + caps.describe()},
-      {"rtl hash", rtl_hash(src)},
+      {"rtl hash", rtl_hash(src, opt.config)},
       {"register map", register_map_version(opt.config)},
       {"verilator", NMSA_VERILATOR_VERSION},
       {"compiler", std::string("g++ ") + __VERSION__},

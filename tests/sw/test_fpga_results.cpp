@@ -106,19 +106,24 @@ TEST_F(FpgaResultsTest, PrefersAFreshResultToThePublishedOne) {
   EXPECT_FALSE(find_fpga_result(src, build, "ecp5", "default", "nmsa_pe").has_value());
 }
 
-// syn/fpga.py and the library hash the RTL alike, so a report can tell a stale measurement.
+// syn/fpga.py and the library hash the RTL alike, so a report can tell a stale measurement; the
+// hash of one configuration does not depend on the others.
 TEST(FpgaResults, RtlHashAgreesWithTheFlow) {
-  const std::string cmd = "cd '" NMSA_SOURCE_DIR
-                          "' && python3 -c 'import sys; sys.path.insert(0, \"syn\"); import fpga; "
-                          "print(fpga.rtl_hash())'";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  ASSERT_TRUE(pipe);
-  char buf[64] = {};
-  ASSERT_NE(std::fgets(buf, sizeof buf, pipe.get()), nullptr);
-  std::string python(buf);
-  while (!python.empty() && (python.back() == '\n' || python.back() == '\r')) python.pop_back();
-  EXPECT_EQ(rtl_hash(NMSA_SOURCE_DIR), python);
-  EXPECT_EQ(python.size(), 16u);
+  for (const char* config : {"default", "small"}) {
+    const std::string cmd = "cd '" NMSA_SOURCE_DIR
+                            "' && python3 -c 'import sys; sys.path.insert(0, \"syn\"); "
+                            "import fpga; print(fpga.rtl_hash(\"" + std::string(config) + "\"))'";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    ASSERT_TRUE(pipe);
+    char buf[64] = {};
+    ASSERT_NE(std::fgets(buf, sizeof buf, pipe.get()), nullptr);
+    std::string python(buf);
+    while (!python.empty() && (python.back() == '\n' || python.back() == '\r')) python.pop_back();
+    EXPECT_EQ(rtl_hash(NMSA_SOURCE_DIR, config), python) << config;
+    EXPECT_EQ(python.size(), 16u);
+  }
+  EXPECT_NE(rtl_hash(NMSA_SOURCE_DIR, "default"), rtl_hash(NMSA_SOURCE_DIR, "small"));
+  EXPECT_THROW(rtl_hash(NMSA_SOURCE_DIR, "no_such_config"), std::runtime_error);
 }
 
 // The results published in syn/results (the deployment report's clock when build/fpga has none)

@@ -107,7 +107,7 @@ std::optional<FpgaResult> find_fpga_result(const std::string& source_dir,
   return std::nullopt;
 }
 
-std::string rtl_hash(const std::string& source_dir) {
+std::string rtl_hash(const std::string& source_dir, const std::string& config) {
   const std::filesystem::path root(source_dir);
   std::vector<std::string> files;
   std::istringstream list(read_text(root / "rtl" / "files.f"));
@@ -118,7 +118,13 @@ std::string rtl_hash(const std::string& source_dir) {
     if (line.rfind("//", 0) == 0) continue;
     files.push_back(line);
   }
-  files.push_back("rtl/configs.json");
+  // nlohmann::json (not ordered_json) keeps an object's keys sorted and dumps it compact, as
+  // syn/fpga.py's json.dumps(sort_keys=True, separators=(",", ":")).
+  const nlohmann::json configs =
+      nlohmann::json::parse(read_text(root / "rtl" / "configs.json")).at("configs");
+  if (!configs.contains(config)) {
+    throw std::runtime_error("no configuration '" + config + "' in rtl/configs.json");
+  }
   std::uint64_t h = 0xcbf29ce484222325ull;
   auto mix = [&h](const std::string& bytes) {
     for (const unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
@@ -127,6 +133,8 @@ std::string rtl_hash(const std::string& source_dir) {
     mix(f + "\n");
     mix(read_text(root / f));
   }
+  mix("rtl/configs.json#" + config + "\n");
+  mix(configs.at(config).dump());
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
   return out;

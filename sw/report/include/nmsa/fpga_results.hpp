@@ -45,8 +45,10 @@ std::optional<FpgaResult> find_fpga_result(const std::string& source_dir,
                                            const std::string& config,
                                            const std::string& top = "nmsa_top");
 
-// The hash syn/fpga.py records as rtl_hash: FNV-1a over the files of rtl/files.f (path, newline,
-// contents) and rtl/configs.json. Throws std::runtime_error if a file cannot be read.
-std::string rtl_hash(const std::string& source_dir);
+// The hash syn/fpga.py records as rtl_hash for a result of configuration `config`: FNV-1a over
+// the files of rtl/files.f (path, newline, contents) and that configuration's entry of
+// rtl/configs.json (other configurations do not count). Throws std::runtime_error if a file
+// cannot be read or the configuration does not exist.
+std::string rtl_hash(const std::string& source_dir, const std::string& config);
 
 }  // namespace nmsa
