@@ -62,6 +62,7 @@ inline Json production_workloads(const DeviceCaps& caps, const WorkloadsDevice& 
   for (const LensLayer& l : lens_workloads()) {
     if (l.family != "bert" && l.family != "resnet50") continue;
     GemmOptions options;
+    options.memory = perf;  // plans chosen for this memory, as a program compiled for it
     options.mode = GemmMode::SPARSE;
     const GemmEstimate s = estimate_gemm(caps, l.rows, l.k, l.n, options, perf);
     options.mode = GemmMode::DENSE;
