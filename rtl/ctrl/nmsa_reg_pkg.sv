@@ -240,9 +240,10 @@ package nmsa_reg_pkg;
   // NMSA_CAP_PIPELINE_STORE_ROWS_RESET: top-level parameter StoreRowSlots
 
   // Enumeration ERR_CODE: Error codes of STATUS.ERR_CODE. Every error is sticky, is recorded
-  // (STATUS, ERR_INFO, IRQ_STATUS.ERROR) the cycle after it is detected, stops the command
-  // stream cleanly (no further command issued, outstanding AXI transactions complete, nothing
-  // reported as done) and is cleared by SOFT_RESET.
+  // (STATUS, ERR_INFO, IRQ_STATUS.ERROR) a few cycles after it is detected (three after an
+  // engine raises it), stops the command stream cleanly (no further command issued,
+  // outstanding AXI transactions complete, nothing reported as done) and is cleared by
+  // SOFT_RESET.
   parameter int unsigned NMSA_ERR_CODE_WIDTH = 4;
   parameter logic [3:0] NMSA_ERR_CODE_NONE = 4'h0;
   parameter logic [3:0] NMSA_ERR_CODE_ILLEGAL_META = 4'h1;

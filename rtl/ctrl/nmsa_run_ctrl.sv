@@ -68,10 +68,15 @@ module nmsa_run_ctrl #(
   logic        err_d, err_q;
   logic [3:0]  err_code_d, err_code_q;
   logic [31:0] err_index_d, err_index_q;
-  logic        start_while_busy, bad_base;
+  logic        start_while_busy, bad_base, start_in_reset, start_late_q;
 
   assign busy_o           = running_q || sr_pending_q;
-  assign start_while_busy = start_i && busy_o && !soft_reset_i;
+  // A START while a soft reset drains is START_WHILE_BUSY too, but recorded once the reset has
+  // finished: recorded at once, the reset would wipe the error and leave the driver an interrupt
+  // without a cause.
+  assign start_in_reset   = start_i && sr_pending_q && !soft_reset_i;
+  assign start_while_busy = (start_i && busy_o && !sr_pending_q && !soft_reset_i) ||
+                            (start_late_q && !sr_pending_q);
   assign bad_base         = start_i && !busy_o && base_low_i != '0;
   assign run_start_o      = start_i && !busy_o && !err_q && !bad_base;
 
@@ -183,11 +188,14 @@ module nmsa_run_ctrl #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       err_new_q <= 1'b0;
+      start_late_q <= 1'b0;
       abort_q   <= 1'b0;
       clear_q   <= 1'b0;
       stuck_q   <= 1'b0;
     end else begin
       err_new_q <= new_err && !clear_o;
+      // Held until the cycle after the reset finishes, in which start_while_busy raises it.
+      start_late_q <= start_in_reset || (start_late_q && sr_pending_q);
       abort_q   <= err_d || sr_pending_d;
       clear_q   <= sr_pending_q && all_idle_i && !clear_q;
       stuck_q   <= running_q && !abort_q && stalled_i;

@@ -265,6 +265,22 @@ TEST_P(TopErrorTest, SoftResetWhileRunning) {
   EXPECT_EQ(sim_->protocol_report(), "");
 }
 
+// START written while a soft reset drains the device: START_WHILE_BUSY, recorded once the reset
+// has finished, so the interrupt it raises keeps its cause.
+TEST_P(TopErrorTest, StartDuringSoftResetIsReportedAfterIt) {
+  program_->write_commands(sim_->memory(), program_->commands);
+  sim_->write_reg(r::CMD_BASE_LO_OFFSET, static_cast<std::uint32_t>(OneTileProgram::kCmdBase));
+  sim_->write_reg(r::CMD_COUNT_OFFSET, 5);
+  sim_->write_reg(r::CTRL_OFFSET, r::CTRL_START_MASK | r::CTRL_IRQ_EN_MASK);
+  for (int i = 0; i < 40; ++i) sim_->step();
+  sim_->write_reg(r::CTRL_OFFSET, r::CTRL_SOFT_RESET_MASK | r::CTRL_IRQ_EN_MASK);
+  ASSERT_TRUE(sim_->read_reg(r::STATUS_OFFSET) & r::STATUS_BUSY_MASK)
+      << "the soft reset finished before the START could meet it";
+  sim_->write_reg(r::CTRL_OFFSET, r::CTRL_START_MASK | r::CTRL_IRQ_EN_MASK);
+  sim_->wait_idle(10000, 8);
+  expect_error_then_recovery(sim_->read_reg(r::STATUS_OFFSET), 6, 0xFFFFFFFFu);
+}
+
 // A sparse COMPUTE is an opcode the dense-only array does not execute: refused before it runs.
 TEST_P(TopDenseOnlyErrorTest, SparseComputeIsBadOpcode) {
   ASSERT_FALSE(program_->sparse);

@@ -230,9 +230,9 @@ constexpr std::uint32_t CAP_PIPELINE_STORE_ROWS_WIDTH = 8;
 constexpr std::uint32_t CAP_PIPELINE_STORE_ROWS_MASK = 0xFF000000;
 
 // Error codes of STATUS.ERR_CODE. Every error is sticky, is recorded (STATUS, ERR_INFO,
-// IRQ_STATUS.ERROR) the cycle after it is detected, stops the command stream cleanly (no further
-// command issued, outstanding AXI transactions complete, nothing reported as done) and is
-// cleared by SOFT_RESET.
+// IRQ_STATUS.ERROR) a few cycles after it is detected (three after an engine raises it), stops
+// the command stream cleanly (no further command issued, outstanding AXI transactions complete,
+// nothing reported as done) and is cleared by SOFT_RESET.
 enum class ErrCode : std::uint32_t {
   NONE = 0,
   ILLEGAL_META = 1,
@@ -288,7 +288,7 @@ constexpr std::string_view describe(ErrCode v) {
     case ErrCode::BAD_RANGE:
       return "A command addresses outside a scratchpad or the accumulator SRAM, has a shape that is zero or larger than the array or the buffers allow, or a dense COMPUTE names a part beyond M/N - 1 (beyond 0 on a dense-only build).";
     case ErrCode::START_WHILE_BUSY:
-      return "CTRL.START was written while STATUS.BUSY was 1. The START is ignored and, like every error, the running stream stops cleanly.";
+      return "CTRL.START was written while STATUS.BUSY was 1. The START is ignored and, like every error, the running stream stops cleanly. A START during a soft reset is recorded once the reset has finished.";
     case ErrCode::BAD_ALIGN:
       return "A host memory address (CMD_BASE or an address or stride in a command) is not aligned to AXI_DATA_W/8 bytes as the DMA requires.";
     case ErrCode::BAD_DEPS:
@@ -492,7 +492,7 @@ inline constexpr std::array<CounterInfo, NUM_COUNTERS> COUNTERS{{
     {"ILLEGAL_META", 0x150, 0x154,
      "Illegal N:M metadata fields detected by the metadata decoders (several in one cycle count individually). The first one also records error ILLEGAL_META."},
     {"AXI_ERRORS", 0x158, 0x15C,
-     "Error responses received by the DMA's AXI4 master: one per R beat or B response with SLVERR or DECERR. The first one also records error AXI_SLVERR or AXI_DECERR."},
+     "Responses other than OKAY received by the DMA's AXI4 master, one per R beat or B response (SLVERR, DECERR, and EXOKAY, which no correct slave sends this master), also after the first error. The first one on a read, and the first SLVERR or DECERR on a write, also records error AXI_SLVERR (for EXOKAY too) or AXI_DECERR."},
 }};
 
 // The register with this name, or nullptr.
