@@ -73,7 +73,7 @@ module nmsa_burst_gen #(
 
   // Beats from an address to the next 4 KiB boundary (the address's beat, if unaligned).
   function automatic logic [12:0] beats_to_4k(logic [11:0] low);
-    beats_to_4k = (13'd4096 - {1'b0, low & ~12'(BeatMask)}) >> BeatOff;
+    beats_to_4k = (13'd4096 - {1'b0, low & ~BeatMask[11:0]}) >> BeatOff;
   endfunction
 
   assign req_ready_o   = ~active_q;
