@@ -1,15 +1,18 @@
-# Sourced by the formal scripts (formal.sh, formal_fifo.sh): one yosys-smtbmc run and its verdict.
+# Sourced by the formal scripts (formal.sh, formal_fifo.sh, formal_dma.sh): one yosys-smtbmc run and its verdict.
 #
-#   smtbmc_check STEM STEPS TIMEOUT PASS_MSG
+#   smtbmc_check STEM STEPS TIMEOUT PASS_MSG [SMTBMC_OPTION...]
 #
 # Checks STEM.smt2 for STEPS steps with z3 (--unroll: z3 can stall for minutes on smtbmc's default
 # uninterpreted-function encoding; unrolled it takes seconds), log in STEM.smtbmc.log, a
 # counterexample in STEM.cex.vcd. Returns 0 when every assertion holds (run_msg = PASS_MSG), 1
 # when one fails (run_msg names it and the counterexample), 2 on a timeout or a tool error.
+# Further options go to yosys-smtbmc as they are (the DMA proof passes --noincr: z3 solves each
+# step from scratch several times faster than incrementally on that model).
 smtbmc_check() {
   local stem=$1 steps=$2 limit=$3 pass_msg=$4
+  shift 4
   local rc=0
-  timeout "$limit" yosys-smtbmc -s z3 --unroll -t "$steps" --dump-vcd "$stem.cex.vcd" \
+  timeout "$limit" yosys-smtbmc -s z3 --unroll "$@" -t "$steps" --dump-vcd "$stem.cex.vcd" \
     "$stem.smt2" > "$stem.smtbmc.log" 2>&1 || rc=$?
   if [[ $rc -eq 0 ]] && grep -q 'Status: PASSED' "$stem.smtbmc.log"; then
     run_msg="$pass_msg"
