@@ -56,11 +56,12 @@ synth-check: deps
 	bash scripts/synth_check.sh $(BUILD_DIR)/synth
 
 # The formal checks and their self-tests (docs/verification.md): the decoder, the FIFO, the CSR
-# block's AXI4-Lite slave.
+# block's AXI4-Lite slave, the DMA engines' AXI4 master.
 formal: deps
 	bash scripts/formal.sh $(BUILD_DIR)/formal && bash scripts/formal.sh --selftest $(BUILD_DIR)/formal
 	bash scripts/formal_fifo.sh $(BUILD_DIR)/formal && bash scripts/formal_fifo.sh --selftest $(BUILD_DIR)/formal
 	bash scripts/formal_axil.sh $(BUILD_DIR)/formal && bash scripts/formal_axil.sh --selftest $(BUILD_DIR)/formal
+	bash scripts/formal_dma.sh $(BUILD_DIR)/formal && bash scripts/formal_dma.sh --selftest $(BUILD_DIR)/formal
 
 # FPGA flow (docs/fpga.md): TARGET=ecp5|ice40|generic, CONFIG=<name in rtl/configs.json>,
 # TOP=<module> (default nmsa_top), SEEDS=1,2,3 for place and route. Results go to

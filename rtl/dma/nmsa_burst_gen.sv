@@ -73,7 +73,7 @@ module nmsa_burst_gen #(
 
   // Beats from an address to the next 4 KiB boundary (the address's beat, if unaligned).
   function automatic logic [12:0] beats_to_4k(logic [11:0] low);
-    beats_to_4k = (13'd4096 - {1'b0, low & ~12'(BeatMask)}) >> BeatOff;
+    beats_to_4k = (13'd4096 - {1'b0, low & ~BeatMask[11:0]}) >> BeatOff;
   endfunction
 
   assign req_ready_o   = ~active_q;
@@ -204,17 +204,22 @@ module nmsa_burst_gen #(
 `ifndef SYNTHESIS
   // The registered flags describe the address and the row; a burst is never empty, never longer
   // than MaxBurstBeats, and never crosses a 4 KiB boundary.
+  // "if (rst_ni)" alone, with the rest nested: Yosys recognizes the asynchronous reset of a
+  // checking process only in that form.
   always @(posedge clk_i or negedge rst_ni) begin
-    if (rst_ni && active_q) begin
-      assert (to4k_q == beats_to_4k(addr_q[11:0]));
-      assert (boundary_q == (CmpW'(to4k_q) <= CmpW'(MaxBurstBeats)));
-      assert (row_end_q == (CmpW'(beats_left_q) <= cap));
-      assert (last_row_q == (rows_left_q == LenW'(1)));
-      assert (32'(burst_len_o) + 1 <= MaxBurstBeats);
-      assert (32'(addr_q[11:0]) + (32'(burst_len_o) + 1) * BeatBytes <= 4096);
-      // A narrow row fits in its beat (nmsa_dma_wr states why the first row alone is not enough).
-      if (narrow_q) begin
-        assert (32'(row_addr_q[BeatOff-1:0]) + 32'(row_bytes_q) <= BeatBytes);
+    if (rst_ni) begin
+      if (active_q) begin
+        assert (to4k_q == beats_to_4k(addr_q[11:0]));
+        assert (boundary_q == (CmpW'(to4k_q) <= CmpW'(MaxBurstBeats)));
+        assert (row_end_q == (CmpW'(beats_left_q) <= cap));
+        assert (last_row_q == (rows_left_q == LenW'(1)));
+        assert (32'(burst_len_o) + 1 <= MaxBurstBeats);
+        assert (32'(addr_q[11:0]) + (32'(burst_len_o) + 1) * BeatBytes <= 4096);
+        // A narrow row fits in its beat (nmsa_dma_wr states why the first row alone is not
+        // enough).
+        if (narrow_q) begin
+          assert (32'(row_addr_q[BeatOff-1:0]) + 32'(row_bytes_q) <= BeatBytes);
+        end
       end
     end
   end
