@@ -41,7 +41,7 @@ def main():
     ap.add_argument("--wall-seconds", type=float, help="wall time of the whole run, to record")
     args = ap.parse_args()
 
-    seeds = cycles = lost = 0
+    seeds = cycles = lost = early = early_busy = 0
     injected, detected, exact, missed = {}, {}, {}, {}
     by_config = {}
     failures = []
@@ -54,6 +54,8 @@ def main():
             seeds += shard["seeds"]
             cycles += shard["cycles_simulated"]
             lost += shard["lost_results"]
+            early += shard["recovered_at_irq"]
+            early_busy += shard["recovered_while_busy"]
             cpu_seconds += shard["wall_seconds"]
             add(injected, shard["faults_injected"])
             add(detected, shard["faults_detected"])
@@ -77,6 +79,8 @@ def main():
     total_detected = sum(detected.values())
     print(f"{'total (no none)':<18} {total_injected:>9} {total_detected:>9} "
           f"{exact.get('stall', 0):>9} {sum(missed.values()):>7}")
+    print(f"recoveries by a soft reset written at the interrupt: {early} "
+          f"({early_busy} while STATUS.BUSY was still 1)")
     for name, c in sorted(by_config.items()):
         print(f"  {name}: {c['seeds']} seeds, {c['cycles_simulated']} cycles")
     print(f"seeds {seeds}, cycles simulated {cycles}, lost results {lost}, failures {len(failures)}, "
@@ -90,6 +94,7 @@ def main():
         soak = {"faults_injected_by_type": injected, "faults_detected_by_type": detected,
                 "results_exact_by_type": exact, "injections_missed_by_type": missed,
                 "faults_tolerated": exact.get("stall", 0), "failures": len(failures),
+                "recovered_at_irq": early, "recovered_while_busy": early_busy,
                 "configs": by_config, "shard_seconds": round(cpu_seconds, 1)}
         if args.wall_seconds is not None:
             soak["wall_seconds"] = round(args.wall_seconds, 1)
