@@ -519,7 +519,13 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
   } catch (const std::exception& e) {
     o.problem = e.what();
   }
-  ++tally.injected[fault];
+  // A timed fault whose moment never came (the run ended first, or a stalled channel had no
+  // more work) was not injected: it is counted as missed and its run checked as `none`.
+  if (o.problem.empty() && !o.injected) {
+    ++tally.missed[fault];
+  } else {
+    ++tally.injected[fault];
+  }
   if (!o.problem.empty()) {
     fail("fault run: " + o.problem);
   } else {
@@ -566,16 +572,13 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
         ++tally.detected[fault];
       }
     } else {
-      // none, a stall, or a reset that came after the end (counted as missed).
-      if (is_reset_fault(c_.fault) || (c_.fault == Fault::kStall && !o.injected)) {
-        ++tally.missed[fault];
-      }
+      // none, a stall, or a timed fault that was missed.
       if (!done || error) {
         fail("run ended with " + (error ? seen + " at command " + std::to_string(o.err_info)
                                         : std::string("neither DONE nor ERROR")));
       } else if (!exact) {
         fail("result differs from the golden model");
-      } else {
+      } else if (o.injected) {
         ++tally.exact[fault];
       }
     }
