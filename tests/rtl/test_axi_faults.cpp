@@ -3,12 +3,12 @@
 // The harness's fault injection that the soak (tests/soak/soak.cpp) relies on: long stalls of
 // one AXI channel, the count of bytes stored outside a watched window, the reset of the bus
 // state for a hard reset mid-run, and NMSA_X_SEED re-seeding the power-up state.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "nmsa/tb/axi.hpp"
 #include "nmsa/tb/sim_context.hpp"

@@ -12,6 +12,7 @@
 // seed; a failure prints the command that re-runs that seed alone.
 //
 //   nmsa_soak --config small --first-seed 1 --seeds 50 --out shard.json
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -20,14 +21,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "../common/random_matrix.hpp"
 #include "nmsa/device_caps.hpp"
@@ -57,22 +56,32 @@ enum class Fault {
   kBadRange,     // a zero count or a first entry past every buffer
 };
 constexpr std::array<Fault, 10> kFaults = {
-    Fault::kNone,      Fault::kFetchError, Fault::kLoadError,   Fault::kStoreError,
-    Fault::kStall,     Fault::kSoftReset,  Fault::kHardReset,   Fault::kIllegalMeta,
+    Fault::kNone,      Fault::kFetchError, Fault::kLoadError, Fault::kStoreError,
+    Fault::kStall,     Fault::kSoftReset,  Fault::kHardReset, Fault::kIllegalMeta,
     Fault::kBadOpcode, Fault::kBadRange};
 
 const char* to_string(Fault f) {
   switch (f) {
-    case Fault::kNone: return "none";
-    case Fault::kFetchError: return "axi_error_fetch";
-    case Fault::kLoadError: return "axi_error_load";
-    case Fault::kStoreError: return "axi_error_store";
-    case Fault::kStall: return "stall";
-    case Fault::kSoftReset: return "soft_reset";
-    case Fault::kHardReset: return "hard_reset";
-    case Fault::kIllegalMeta: return "illegal_meta";
-    case Fault::kBadOpcode: return "bad_opcode";
-    case Fault::kBadRange: return "bad_range";
+    case Fault::kNone:
+      return "none";
+    case Fault::kFetchError:
+      return "axi_error_fetch";
+    case Fault::kLoadError:
+      return "axi_error_load";
+    case Fault::kStoreError:
+      return "axi_error_store";
+    case Fault::kStall:
+      return "stall";
+    case Fault::kSoftReset:
+      return "soft_reset";
+    case Fault::kHardReset:
+      return "hard_reset";
+    case Fault::kIllegalMeta:
+      return "illegal_meta";
+    case Fault::kBadOpcode:
+      return "bad_opcode";
+    case Fault::kBadRange:
+      return "bad_range";
   }
   return "?";
 }
@@ -89,7 +98,7 @@ struct Tally {
   std::uint64_t cycles = 0;
   std::map<std::string, std::uint64_t> injected, detected, exact, missed;
   std::uint64_t lost_results = 0;
-  std::uint64_t recovered_at_irq = 0;     // soft resets written at the interrupt
+  std::uint64_t recovered_at_irq = 0;      // soft resets written at the interrupt
   std::uint64_t recovered_while_busy = 0;  // of which while STATUS.BUSY was still 1
   nlohmann::json failures = nlohmann::json::array();
 };
@@ -107,7 +116,15 @@ struct SoakCase {
   unsigned reset_cycles = 1;
   tb::AxiResp resp = tb::AxiResp::kSlvErr;
   std::uint64_t error_addr = 0;  // one byte; the beat holding it answers `resp`
-  std::uint32_t command = 0;     // the command that must be blamed (fetch: at most this)
+  // Faults written into memory: illegal metadata in column `meta_column` of the weight record
+  // at `record_addr`; a corrupt command (an opcode, a LOAD target, a zero count or a first entry
+  // of 0xffff).
+  std::uint64_t record_addr = 0;
+  int meta_column = 0;
+  unsigned bad_value = 0;       // the illegal metadata code, opcode or LOAD target
+  bool corrupt_target = false;  // bad_opcode: the LOAD target rather than the opcode
+  bool zero_count = false;      // bad_range: a zero count rather than a first entry of 0xffff
+  std::uint32_t command = 0;    // the command that must be blamed (fetch: at most this)
   std::string detail;
   // After an error, recover at once: read STATUS and ERR_INFO at the interrupt and write
   // CTRL.SOFT_RESET while bursts may still be in flight, instead of waiting for BUSY to drop.
@@ -121,7 +138,10 @@ class SeedRun {
   // "outside" one next to the program's memory, "silent" leaves out the injected fault.
   SeedRun(const std::string& config, const DeviceCaps& caps, std::uint64_t seed,
           std::string sabotage)
-      : config_(config), caps_(caps), seed_(seed), rng_(mix(config, seed)),
+      : config_(config),
+        caps_(caps),
+        seed_(seed),
+        rng_(mix(config, seed)),
         sabotage_(std::move(sabotage)) {}
 
   // Runs the seed; returns "" or what went wrong. Adds to `tally`.
@@ -139,10 +159,10 @@ class SeedRun {
   struct Outcome {
     std::uint32_t status = 0;
     std::uint32_t err_info = 0;
-    bool injected = true;  // a timed fault struck while the stream ran
+    bool injected = true;      // a timed fault struck while the stream ran
     bool recovered = false;    // the soft reset after the error was written at the interrupt
     bool busy_at_irq = false;  // STATUS.BUSY was 1 then
-    std::string problem;   // a hang or an exception
+    std::string problem;       // a hang or an exception
   };
   Outcome execute(tb::TopSim& sim, HostMemory& host, const GemmProgram& program, bool with_fault);
   void patch_device(tb::AxiMemory& mem, const GemmProgram& program);
@@ -175,8 +195,7 @@ void SeedRun::make_gemm(Fault fault) {
   const int n_out = pick(1, 3 * scale * caps_.cols);
   c_.x = testing::random_i8(rows, k, rng_);
   c_.w = testing::random_i8(n_out, k, rng_);
-  const bool sparse =
-      caps_.sparse_supported && (fault == Fault::kIllegalMeta || pick(0, 1) == 0);
+  const bool sparse = caps_.sparse_supported && (fault == Fault::kIllegalMeta || pick(0, 1) == 0);
   c_.options.mode = sparse ? GemmMode::SPARSE : GemmMode::DENSE;
   if (sparse) c_.w = prune_nm_any_k(c_.w, caps_.pattern);
   const int out_kind = pick(0, 2);  // INT32, INT8, INT8 with ReLU
@@ -221,13 +240,15 @@ void SeedRun::place_fault(const GemmProgram& program) {
     return static_cast<int>((bytes + b - 1) / b);
   };
   switch (c_.fault) {
-    case Fault::kNone: break;
+    case Fault::kNone:
+      break;
     case Fault::kFetchError: {
       c_.command = static_cast<std::uint32_t>(pick(0, static_cast<int>(n) - 1));
       const int beat = pick(0, beats_of(isa::COMMAND_BYTES) - 1);
       c_.error_addr = program.command_address() + isa::COMMAND_BYTES * c_.command +
                       static_cast<std::uint64_t>(beat) * caps_.axi_bytes();
-      c_.detail = "fetch of command " + std::to_string(c_.command) + " beat " + std::to_string(beat);
+      c_.detail =
+          "fetch of command " + std::to_string(c_.command) + " beat " + std::to_string(beat);
       break;
     }
     case Fault::kLoadError:
@@ -237,8 +258,8 @@ void SeedRun::place_fault(const GemmProgram& program) {
       for (std::uint32_t i = 0; i < n; ++i) {
         if (cmds[i].opcode == op) candidates.push_back(i);
       }
-      const std::uint32_t i = candidates[static_cast<std::size_t>(
-          pick(0, static_cast<int>(candidates.size()) - 1))];
+      const std::uint32_t i =
+          candidates[static_cast<std::size_t>(pick(0, static_cast<int>(candidates.size()) - 1))];
       const Command& cmd = cmds[i];
       const int row = pick(0, cmd.rows - 1);
       // A LOAD reads whole beats of its rows; a STORE writes at least the first byte of a row.
@@ -253,10 +274,9 @@ void SeedRun::place_fault(const GemmProgram& program) {
       c_.command = i;
       for (std::uint32_t j = 0; j < i; ++j) {
         if (cmds[j].opcode != op) continue;
-        const std::uint64_t width =
-            op == Opcode::LOAD ? cmds[j].bytes_per_row
-                               : static_cast<std::uint64_t>(caps_.cols) *
-                                     (cmds[j].int32_output ? 4 : 1);
+        const std::uint64_t width = op == Opcode::LOAD ? cmds[j].bytes_per_row
+                                                       : static_cast<std::uint64_t>(caps_.cols) *
+                                                             (cmds[j].int32_output ? 4 : 1);
         for (int rr = 0; rr < cmds[j].rows; ++rr) {
           const std::uint64_t start = cmds[j].host_address + rr * cmds[j].host_stride;
           if (c_.error_addr >= start && c_.error_addr < start + width) {
@@ -296,18 +316,19 @@ void SeedRun::place_fault(const GemmProgram& program) {
           illegal.push_back(static_cast<std::uint8_t>(code));
         }
       }
-      // The stall's fields carry the patch: the record, the column and the code.
-      c_.error_addr = program.weight_record_address(tile.block, tile.k_tile, pe_row);
-      c_.stall_cycles = static_cast<std::uint64_t>(col);
-      c_.reset_cycles = illegal[static_cast<std::size_t>(pick(0, static_cast<int>(illegal.size()) - 1))];
+      c_.record_addr = program.weight_record_address(tile.block, tile.k_tile, pe_row);
+      c_.meta_column = col;
+      c_.bad_value =
+          illegal[static_cast<std::size_t>(pick(0, static_cast<int>(illegal.size()) - 1))];
       // The first COMPUTE of the same weight tile loads the record first.
       c_.command = tile.command;
       for (const auto& t : tiles) {
-        if (t.block == tile.block && t.k_tile == tile.k_tile) c_.command = std::min(c_.command, t.command);
+        if (t.block == tile.block && t.k_tile == tile.k_tile)
+          c_.command = std::min(c_.command, t.command);
       }
       c_.detail = "tile (block " + std::to_string(tile.block) + ", k-tile " +
                   std::to_string(tile.k_tile) + ") PE row " + std::to_string(pe_row) + " column " +
-                  std::to_string(col) + " code " + std::to_string(c_.reset_cycles);
+                  std::to_string(col) + " code " + std::to_string(c_.bad_value);
       break;
     }
     case Fault::kBadOpcode:
@@ -316,18 +337,19 @@ void SeedRun::place_fault(const GemmProgram& program) {
       const Command& cmd = cmds[c_.command];
       if (c_.fault == Fault::kBadOpcode) {
         // An undefined opcode, or on a LOAD an undefined target.
-        c_.stall_cycles = cmd.opcode == Opcode::LOAD && pick(0, 1) == 0 ? 1 : 0;
-        static constexpr std::array<int, 13> kBadOps = {0, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-        c_.reset_cycles = c_.stall_cycles == 1
-                              ? static_cast<unsigned>(pick(3, 15))
-                              : static_cast<unsigned>(kBadOps[static_cast<std::size_t>(pick(0, 12))]);
-        c_.detail = std::string(c_.stall_cycles == 1 ? "target " : "opcode ") +
-                    std::to_string(c_.reset_cycles) + " in command " + std::to_string(c_.command);
+        c_.corrupt_target = cmd.opcode == Opcode::LOAD && pick(0, 1) == 0;
+        static constexpr std::array<int, 13> kBadOps = {0,  4,  5,  6,  7,  8, 9,
+                                                        10, 11, 12, 13, 14, 15};
+        c_.bad_value = c_.corrupt_target
+                           ? static_cast<unsigned>(pick(3, 15))
+                           : static_cast<unsigned>(kBadOps[static_cast<std::size_t>(pick(0, 12))]);
+        c_.detail = std::string(c_.corrupt_target ? "target " : "opcode ") +
+                    std::to_string(c_.bad_value) + " in command " + std::to_string(c_.command);
       } else {
         // A zero row/beat count, or a first entry (weight record, accumulator row) past every
         // buffer of every configuration.
-        c_.stall_cycles = static_cast<std::uint64_t>(pick(0, 1));
-        c_.detail = std::string(c_.stall_cycles == 0 ? "zero count" : "first entry 0xffff") +
+        c_.zero_count = pick(0, 1) == 0;
+        c_.detail = std::string(c_.zero_count ? "zero count" : "first entry 0xffff") +
                     " in command " + std::to_string(c_.command) + " (" +
                     std::string(to_string(cmd.opcode)) + ")";
       }
@@ -339,28 +361,33 @@ void SeedRun::place_fault(const GemmProgram& program) {
 // The faults that live in memory: illegal metadata and corrupt commands, written into the
 // device's memory only (the host image stays pristine for the recovery run).
 void SeedRun::patch_device(tb::AxiMemory& mem, const GemmProgram& program) {
-  const auto write_byte = [&mem](std::uint64_t addr, std::uint8_t v) { mem.write_bytes(addr, &v, 1); };
+  const auto write_byte = [&mem](std::uint64_t addr, std::uint8_t v) {
+    mem.write_bytes(addr, &v, 1);
+  };
   const auto read_byte = [&mem](std::uint64_t addr) { return mem.read_bytes(addr, 1)[0]; };
   if (c_.fault == Fault::kIllegalMeta) {
     const int bits = caps_.pattern.meta_bits();
-    const std::uint64_t meta_addr = c_.error_addr + static_cast<std::uint64_t>(caps_.weight_value_bytes());
+    const std::uint64_t meta_addr =
+        c_.record_addr + static_cast<std::uint64_t>(caps_.weight_value_bytes());
     std::vector<std::uint8_t> bytes = mem.read_bytes(meta_addr, 8);
     std::uint64_t meta = 0;
-    for (int b = 0; b < 8; ++b) meta |= std::uint64_t{bytes[static_cast<std::size_t>(b)]} << (8 * b);
-    const int shift = bits * static_cast<int>(c_.stall_cycles);
+    for (int b = 0; b < 8; ++b)
+      meta |= std::uint64_t{bytes[static_cast<std::size_t>(b)]} << (8 * b);
+    const int shift = bits * c_.meta_column;
     const std::uint64_t mask = ((1ull << bits) - 1) << shift;
-    meta = (meta & ~mask) | (std::uint64_t{c_.reset_cycles} << shift);
+    meta = (meta & ~mask) | (std::uint64_t{c_.bad_value} << shift);
     const int meta_bytes = caps_.weight_meta_bytes();
     for (int b = 0; b < meta_bytes; ++b) {
-      write_byte(meta_addr + static_cast<std::uint64_t>(b), static_cast<std::uint8_t>(meta >> (8 * b)));
+      write_byte(meta_addr + static_cast<std::uint64_t>(b),
+                 static_cast<std::uint8_t>(meta >> (8 * b)));
     }
   } else if (c_.fault == Fault::kBadOpcode || c_.fault == Fault::kBadRange) {
     const std::uint64_t at = program.command_address() + isa::COMMAND_BYTES * c_.command;
-    if (c_.fault == Fault::kBadOpcode && c_.stall_cycles == 0) {
-      write_byte(at, static_cast<std::uint8_t>((read_byte(at) & 0xf0) | c_.reset_cycles));
+    if (c_.fault == Fault::kBadOpcode && !c_.corrupt_target) {
+      write_byte(at, static_cast<std::uint8_t>((read_byte(at) & 0xf0) | c_.bad_value));
     } else if (c_.fault == Fault::kBadOpcode) {
-      write_byte(at + 1, static_cast<std::uint8_t>((read_byte(at + 1) & 0xf0) | c_.reset_cycles));
-    } else if (c_.stall_cycles == 0) {
+      write_byte(at + 1, static_cast<std::uint8_t>((read_byte(at + 1) & 0xf0) | c_.bad_value));
+    } else if (c_.zero_count) {
       write_byte(at + isa::FIELD_B_LSB / 8, 0);
       write_byte(at + isa::FIELD_B_LSB / 8 + 1, 0);
     } else {
@@ -376,8 +403,8 @@ SeedRun::Outcome SeedRun::execute(tb::TopSim& sim, HostMemory& host, const GemmP
                                   bool with_fault) {
   Outcome out;
   tb::AxiMemory& mem = sim.memory();
-  mem.write_bytes(host.alloc_base(), host.read_bytes(host.alloc_base(),
-                                                    host.alloc_end() - host.alloc_base()));
+  mem.write_bytes(host.alloc_base(),
+                  host.read_bytes(host.alloc_base(), host.alloc_end() - host.alloc_base()));
   if (with_fault) {
     patch_device(mem, program);
     if (c_.fault == Fault::kFetchError || c_.fault == Fault::kLoadError) {
@@ -450,8 +477,8 @@ std::string SeedRun::check_memory(tb::TopSim& sim, const GemmProgram& program,
     if (a >= o_lo && a < o_hi) continue;
     if (after[a - lo_] != before[a - lo_]) {
       std::ostringstream os;
-      os << "byte 0x" << std::hex << a << " outside the output buffer [0x" << o_lo << ", 0x"
-         << o_hi << ") changed";
+      os << "byte 0x" << std::hex << a << " outside the output buffer [0x" << o_lo << ", 0x" << o_hi
+         << ") changed";
       return os.str();
     }
   }
@@ -479,17 +506,18 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
   predicted_ = std::max<std::uint64_t>(program.predict_cycles(perf).total, 100);
   place_fault(program);
   const std::string fault = to_string(c_.fault);
-  const std::string what = fault + (c_.detail.empty() ? "" : " (" + c_.detail + ")") + ", GEMM " +
-                           std::to_string(c_.x.rows()) + "x" + std::to_string(c_.x.cols()) + "x" +
-                           std::to_string(c_.w.rows()) + " " +
-                           std::string(to_string(c_.options.mode)) +
-                           (c_.options.epilogue ? (c_.options.relu ? " int8+relu" : " int8") : " int32") +
-                           ", " + std::to_string(program.command_count()) + " commands";
+  const std::string what =
+      fault + (c_.detail.empty() ? "" : " (" + c_.detail + ")") + ", GEMM " +
+      std::to_string(c_.x.rows()) + "x" + std::to_string(c_.x.cols()) + "x" +
+      std::to_string(c_.w.rows()) + " " + std::string(to_string(c_.options.mode)) +
+      (c_.options.epilogue ? (c_.options.relu ? " int8+relu" : " int8") : " int32") + ", " +
+      std::to_string(program.command_count()) + " commands";
   if (verbose) std::cout << config_ << " seed " << seed_ << ": " << what << std::endl;
 
   auto sim = tb::make_top_sim(config_, c_.memory, seed_);
   const std::uint64_t o_lo = program.output_address();
-  const std::uint64_t o_hi = o_lo + static_cast<std::uint64_t>(c_.x.rows()) * program.output_row_stride();
+  const std::uint64_t o_hi =
+      o_lo + static_cast<std::uint64_t>(c_.x.rows()) * program.output_row_stride();
   sim->memory().watch_writes(o_lo, o_hi);
   lo_ = host.alloc_base() - 4096;
   hi_ = host.alloc_end() + 4096;
@@ -503,8 +531,9 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
   std::vector<std::uint8_t> before;
   try {
     // execute() copies the image in; take the snapshot from an identical copy made first.
-    sim->memory().write_bytes(host.alloc_base(),
-                              host.read_bytes(host.alloc_base(), host.alloc_end() - host.alloc_base()));
+    sim->memory().write_bytes(
+        host.alloc_base(),
+        host.read_bytes(host.alloc_base(), host.alloc_end() - host.alloc_base()));
     if (sabotage_ != "silent") patch_device(sim->memory(), program);
     before = sim->memory().read_bytes(lo_, hi_ - lo_);
     o = execute(*sim, host, program, /*with_fault=*/sabotage_ != "silent");
@@ -545,19 +574,27 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
     if (is_error_fault(c_.fault)) {
       unsigned want_code = 0;
       switch (c_.fault) {
-        case Fault::kIllegalMeta: want_code = 1; break;
-        case Fault::kBadOpcode: want_code = 4; break;
-        case Fault::kBadRange: want_code = 5; break;
-        default: want_code = c_.resp == tb::AxiResp::kSlvErr ? 2 : 3;
+        case Fault::kIllegalMeta:
+          want_code = 1;
+          break;
+        case Fault::kBadOpcode:
+          want_code = 4;
+          break;
+        case Fault::kBadRange:
+          want_code = 5;
+          break;
+        default:
+          want_code = c_.resp == tb::AxiResp::kSlvErr ? 2 : 3;
       }
-      const bool index_ok = c_.fault == Fault::kFetchError ? o.err_info <= c_.command
-                                                           : o.err_info == c_.command;
+      const bool index_ok =
+          c_.fault == Fault::kFetchError ? o.err_info <= c_.command : o.err_info == c_.command;
       if (!error) {
         fail(std::string("not detected: ") + (done ? "DONE" : "neither DONE nor ERROR") +
              (exact ? " (result bit-exact)" : ""));
       } else if (code != want_code || !index_ok || done) {
-        fail("reported " + seen + " at command " + std::to_string(o.err_info) + (done ? " with DONE" : "") +
-             ", want " + std::string(r::to_string(static_cast<r::ErrCode>(want_code))) + " at command " +
+        fail("reported " + seen + " at command " + std::to_string(o.err_info) +
+             (done ? " with DONE" : "") + ", want " +
+             std::string(r::to_string(static_cast<r::ErrCode>(want_code))) + " at command " +
              (c_.fault == Fault::kFetchError ? "<= " : "") + std::to_string(c_.command));
       } else {
         ++tally.detected[fault];
@@ -607,8 +644,8 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
         const Outcome again = execute(*sim, host, program, /*with_fault=*/false);
         const auto bytes2 = sim->memory().read_bytes(o_lo, o_hi - o_lo);
         host.write(o_lo, bytes2.data(), bytes2.size());
-        const bool done2 = (again.status & (r::STATUS_DONE_MASK | r::STATUS_ERROR_MASK)) ==
-                           r::STATUS_DONE_MASK;
+        const bool done2 =
+            (again.status & (r::STATUS_DONE_MASK | r::STATUS_ERROR_MASK)) == r::STATUS_DONE_MASK;
         const bool exact2 = program.read_output() == want;
         if (!again.problem.empty()) {
           fail("recovery run: " + again.problem);
@@ -700,14 +737,13 @@ int main(int argc, char** argv) {
     if (!failure.empty()) {
       const std::string rerun = std::string(argv[0]) + " --config " + config + " --first-seed " +
                                 std::to_string(s) + " --seeds 1 --verbose";
-      std::cout << "FAIL " << config << " seed " << s << ": " << failure << "\n    re-run: "
-                << rerun << std::endl;
-      tally.failures.push_back({{"config", config}, {"seed", s}, {"message", failure},
-                                {"rerun", rerun}});
+      std::cout << "FAIL " << config << " seed " << s << ": " << failure
+                << "\n    re-run: " << rerun << std::endl;
+      tally.failures.push_back(
+          {{"config", config}, {"seed", s}, {"message", failure}, {"rerun", rerun}});
     }
   }
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   std::uint64_t injected = 0, detected = 0;
   for (const auto& [k, v] : tally.injected) {
