@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS      ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all deps configure build test sim lint synth-check formal synth pnr fpga-report fpga-bench board \
+.PHONY: all deps configure build test sim sim-long lint synth-check formal synth pnr fpga-report fpga-bench board \
         bench demo waves coverage fuzz clean
 
 all: build
@@ -21,13 +21,29 @@ configure: $(BUILD_DIR)/CMakeCache.txt
 build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The whole regression: software and RTL unit tests, formal proof, lint, synthesis check.
+# The whole regression: software and RTL unit tests, formal proof, lint, synthesis check, and a
+# slice of the soak (label soak_slice); the long soak (label soak) is make sim-long.
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE '^soak$$'
 
 # The RTL simulation regression alone.
 sim: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L rtl
+
+# The fault-injection soak (docs/verification.md, "Soak"): nmsa_soak's seeds sharded over CTest
+# (label soak: every configuration of top_configs, and the random GEMMs under three power-up
+# seeds) on $(JOBS) cores; then one summary of the shard files, merged into
+# $(BUILD_DIR)/bench/robustness.json. Fails on any failure or lost result, printing the command
+# that re-runs the seed.
+SOAK_MIN_SEEDS ?= 1000
+sim-long: build
+	rm -rf $(BUILD_DIR)/soak
+	@mkdir -p $(BUILD_DIR)/soak $(BUILD_DIR)/bench
+	@start=$$(date +%s); \
+	(cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L '^soak$$'); rc=$$?; \
+	python3 scripts/soak_merge.py $(BUILD_DIR)/soak/*.json --min-seeds $(SOAK_MIN_SEEDS) \
+		--wall-seconds $$(( $$(date +%s) - start )) --robustness $(BUILD_DIR)/bench/robustness.json; \
+	mrc=$$?; test $$rc -eq 0 -a $$mrc -eq 0
 
 # Code and functional coverage of the RTL regression (docs/verification.md, "Coverage"): models
 # with coverage points in their own build directory, the CTest label rtl on them, the report in

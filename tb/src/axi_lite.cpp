@@ -26,6 +26,11 @@ void AxiLiteMonitor::flag(std::string message) {
   violations_.push_back(AxiViolation{cycle_, name_ + ": " + std::move(message)});
 }
 
+void AxiLiteMonitor::reset() {
+  aw_count_ = w_count_ = b_count_ = ar_count_ = r_count_ = 0;
+  have_prev_ = false;
+}
+
 void AxiLiteMonitor::commit(const AxiLiteBus& bus) {
   if (have_prev_) {
     const auto held = [&](const char* ch, bool pv, bool pr, bool v, bool stable) {
@@ -79,6 +84,11 @@ void AxiLiteMaster::start_write(std::uint32_t addr, std::uint32_t data, std::uin
   strb_ = strb;
   aw_pending_ = true;
   w_pending_ = true;
+}
+
+void AxiLiteMaster::reset() {
+  state_ = State::kIdle;
+  aw_pending_ = w_pending_ = ar_pending_ = false;
 }
 
 void AxiLiteMaster::start_read(std::uint32_t addr) {

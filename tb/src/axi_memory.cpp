@@ -36,6 +36,17 @@ std::uint64_t splitmix64(std::uint64_t x) {
 constexpr std::uint64_t kPageBytes = 4096;
 }  // namespace
 
+const char* to_string(AxiChannel channel) {
+  switch (channel) {
+    case AxiChannel::kAr: return "AR";
+    case AxiChannel::kR: return "R";
+    case AxiChannel::kAw: return "AW";
+    case AxiChannel::kW: return "W";
+    case AxiChannel::kB: return "B";
+  }
+  return "?";
+}
+
 AxiResp axi_worst(AxiResp a, AxiResp b) {
   const AxiResp ra = a == AxiResp::kExOkay ? AxiResp::kOkay : a;
   const AxiResp rb = b == AxiResp::kExOkay ? AxiResp::kOkay : b;
@@ -142,6 +153,43 @@ void AxiMemory::inject_error(std::uint64_t addr, std::uint64_t bytes, AxiResp re
   errors_.push_back(ErrorRange{addr, addr + bytes, resp, on});
 }
 
+void AxiMemory::stall(AxiChannel channel, std::uint64_t cycles) {
+  stall_until_[static_cast<std::size_t>(channel)] = cycle_ + cycles;
+  // READY may fall at any time; a presented R beat or B response must stay.
+  if (channel == AxiChannel::kAr) ar_ready_ = false;
+  if (channel == AxiChannel::kAw) aw_ready_ = false;
+  if (channel == AxiChannel::kW) w_ready_ = false;
+}
+
+bool AxiMemory::channel_busy(AxiChannel channel) const {
+  switch (channel) {
+    case AxiChannel::kAr: return ar_requested_;
+    case AxiChannel::kR: return !reads_.empty();
+    case AxiChannel::kAw: return aw_requested_;
+    case AxiChannel::kW: return !writes_.empty();
+    case AxiChannel::kB: return !writes_.empty() || !bresps_.empty();
+  }
+  return false;
+}
+
+void AxiMemory::watch_writes(std::uint64_t begin, std::uint64_t end) {
+  watching_writes_ = true;
+  watch_begin_ = begin;
+  watch_end_ = end;
+}
+
+void AxiMemory::reset_bus() {
+  reads_.clear();
+  writes_.clear();
+  bresps_.clear();
+  r_present_ = false;
+  r_beat_ = AxiRChannel{};
+  b_present_ = false;
+  w_ready_ = false;
+  ar_requested_ = aw_requested_ = false;
+  stall_until_.fill(0);
+}
+
 AxiResp AxiMemory::error_for(std::uint64_t begin, std::uint64_t end, AxiAccess access) const {
   AxiResp r = AxiResp::kOkay;
   for (const auto& e : errors_) {
@@ -217,6 +265,8 @@ void AxiMemory::commit(const Axi4Bus& bus) {
   const bool limited = config_.bytes_per_cycle > 0.0;
 
   // --- This cycle's handshakes -----------------------------------------------------------------
+  ar_requested_ = bus.ar.valid;
+  aw_requested_ = bus.aw.valid;
   if (bus.ar.valid && ar_ready_) {
     Burst b;
     b.id = bus.ar.id;
@@ -265,6 +315,9 @@ void AxiMemory::commit(const Axi4Bus& bus) {
           const std::uint8_t v = axi_lane(bus.w.data, lane0 + k);
           write_bytes(base + k, &v, 1);
           ++stats_.bytes_written;
+          if (watching_writes_ && (base + k < watch_begin_ || base + k >= watch_end_)) {
+            ++stats_.stray_bytes_written;
+          }
         }
       }
     }
@@ -290,21 +343,28 @@ void AxiMemory::commit(const Axi4Bus& bus) {
   }
   double budget = limited ? tokens_ : 1e300;
 
-  ar_ready_ = reads_.size() < config_.max_reads && !roll(config_.p_ar_stall);
-  aw_ready_ = writes_.size() < config_.max_writes && !roll(config_.p_aw_stall);
+  const auto stalled = [this](AxiChannel c) {
+    return cycle_ < stall_until_[static_cast<std::size_t>(c)];
+  };
+  ar_ready_ = reads_.size() < config_.max_reads && !roll(config_.p_ar_stall) &&
+              !stalled(AxiChannel::kAr);
+  aw_ready_ = writes_.size() < config_.max_writes && !roll(config_.p_aw_stall) &&
+              !stalled(AxiChannel::kAw);
 
   if (r_present_) {
     budget -= r_beat_.valid ? reads_.front().size_bytes : 0;  // already promised
   } else if (!reads_.empty() && reads_.front().due <= cycle_ && !roll(config_.p_r_gap) &&
-             budget >= reads_.front().size_bytes) {
+             budget >= reads_.front().size_bytes && !stalled(AxiChannel::kR)) {
     prepare_r_beat();
     r_present_ = true;
     budget -= reads_.front().size_bytes;
   }
 
-  w_ready_ = !writes_.empty() && !roll(config_.p_w_stall) && budget >= writes_.front().size_bytes;
+  w_ready_ = !writes_.empty() && !roll(config_.p_w_stall) &&
+             budget >= writes_.front().size_bytes && !stalled(AxiChannel::kW);
 
-  if (!b_present_ && !bresps_.empty() && bresps_.front().due <= cycle_ && !roll(config_.p_b_gap)) {
+  if (!b_present_ && !bresps_.empty() && bresps_.front().due <= cycle_ && !roll(config_.p_b_gap) &&
+      !stalled(AxiChannel::kB)) {
     b_present_ = true;
   }
 }

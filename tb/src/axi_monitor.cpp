@@ -62,6 +62,14 @@ void Axi4Monitor::check_addr(const char* ch, const AxiAddrChannel& a) {
   }
 }
 
+void Axi4Monitor::reset() {
+  reads_.clear();
+  writes_.clear();
+  early_w_.clear();
+  early_w_beats_ = 0;
+  have_prev_ = false;
+}
+
 void Axi4Monitor::commit(const Axi4Bus& bus) {
   // --- VALID held until READY, payload stable --------------------------------------------------
   if (have_prev_) {

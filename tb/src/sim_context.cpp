@@ -28,10 +28,25 @@ std::uint64_t test_seed(std::uint64_t fallback) {
   return value;
 }
 
+std::uint64_t x_initial_seed(std::uint64_t seed) {
+  const char* env = std::getenv("NMSA_X_SEED");
+  if (env == nullptr || *env == '\0') return seed;
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(env, &end, 10);
+  if (end == nullptr || *end != '\0') {
+    throw std::invalid_argument(std::string("NMSA_X_SEED='") + env + "' is not a decimal number");
+  }
+  // splitmix64 of both, so that every model of a run still gets its own power-up state.
+  std::uint64_t z = seed ^ (x * 0x9e3779b97f4a7c15ull) ^ 0x5851f42d4c957f2dull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 std::unique_ptr<VerilatedContext> make_context(std::uint64_t seed) {
   auto context = std::make_unique<VerilatedContext>();
   // Verilator's seed must be in [1, 2^31); 0 would abort.
-  const int verilator_seed = static_cast<int>(seed % 0x7fffffffull) + 1;
+  const int verilator_seed = static_cast<int>(x_initial_seed(seed) % 0x7fffffffull) + 1;
   context->randReset(2);  // randomize every X-initialised register
   context->randSeed(verilator_seed);
   return context;

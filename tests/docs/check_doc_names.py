@@ -20,7 +20,7 @@ from pathlib import Path
 OTHER_NAMES = {
     "ALLOW_TIMING_FAIL", "BAUD", "BOARD", "CABGA381", "CONFIG", "DEMO_ARGS", "DIR", "DNMSA_NATIVE",
     "EHXPLLL", "FUZZ_CASES", "FUZZ_SECONDS", "JOBS", "NAME", "NMSA_COVERAGE", "NMSA_COVERAGE_DIR", "NMSA_ECP5_DSP",
-    "NMSA_NATIVE", "NMSA_SEED", "NMSA_WAVES_DIR", "OFF", "REG_INPUTA", "REG_OUTPUT_CLK", "SB_PLL40_PAD", "SEEDS", "TARGET", "TEST", "TOP",
+    "NMSA_NATIVE", "NMSA_SEED", "NMSA_WAVES_DIR", "NMSA_X_SEED", "OFF", "REG_INPUTA", "REG_OUTPUT_CLK", "SB_PLL40_PAD", "SEEDS", "TARGET", "TEST", "TOP",
 }
 # Command flags the docs name differently from the ISA header's field (doc name -> field).
 ISA_DOC_NAMES = {"INT32": "int32_output"}

@@ -182,6 +182,9 @@ struct AxiMemoryConfig {
 
 enum class AxiAccess : std::uint8_t { kRead = 1, kWrite = 2, kReadWrite = 3 };
 
+enum class AxiChannel : std::uint8_t { kAr = 0, kR = 1, kAw = 2, kW = 3, kB = 4 };
+const char* to_string(AxiChannel channel);
+
 struct AxiMemoryStats {
   std::uint64_t cycles = 0;
   std::uint64_t read_bursts = 0;    // AR handshakes
@@ -192,6 +195,7 @@ struct AxiMemoryStats {
   std::uint64_t bytes_written = 0;  // strobed bytes stored (error beats store nothing)
   std::uint64_t read_errors = 0;    // R beats with SLVERR/DECERR
   std::uint64_t write_errors = 0;   // B responses with SLVERR/DECERR
+  std::uint64_t stray_bytes_written = 0;  // stored outside the window of watch_writes()
   double background_bytes = 0;  // bytes served to the background master
 };
 
@@ -220,6 +224,20 @@ class AxiMemory {
   void inject_error(std::uint64_t addr, std::uint64_t bytes, AxiResp resp,
                     AxiAccess on = AxiAccess::kReadWrite);
   void clear_errors() { errors_.clear(); }
+
+  // A long stall of one channel for the next `cycles` cycles: AR, AW or W READY low, or no new
+  // R beat or B response presented (one already presented stays until its handshake, as VALID
+  // must). Fault injection for the soak (docs/verification.md, "Soak").
+  void stall(AxiChannel channel, std::uint64_t cycles);
+  // Whether a stall of `channel` would hold something up now: the master presented AR or AW in
+  // the last cycle, W beats are due, R beats or B responses are pending.
+  bool channel_busy(AxiChannel channel) const;
+  // Counts every byte a W beat stores outside [begin, end) in stats().stray_bytes_written.
+  void watch_writes(std::uint64_t begin, std::uint64_t end);
+  // The interface's reset (ARESETn is common to both ends of an AXI interface, so resetting the
+  // accelerator resets the slave port too): bursts accepted and responses pending are dropped,
+  // stalls end; the contents of memory, error ranges and statistics are kept.
+  void reset_bus();
 
   // Slave-driven signals (AR/AW/W ready, R, B) of this cycle, from state only.
   void drive(Axi4Bus& bus) const;
@@ -266,6 +284,11 @@ class AxiMemory {
   std::mt19937_64 rng_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Page>> pages_;
   std::vector<ErrorRange> errors_;
+  std::array<std::uint64_t, 5> stall_until_{};  // by AxiChannel: no activity before this cycle
+  bool ar_requested_ = false;  // AR VALID in the last committed cycle
+  bool aw_requested_ = false;
+  bool watching_writes_ = false;
+  std::uint64_t watch_begin_ = 0, watch_end_ = 0;
 
   std::uint64_t cycle_ = 0;
   std::deque<Burst> reads_;       // accepted ARs, oldest first
@@ -305,6 +328,9 @@ class Axi4Monitor {
   explicit Axi4Monitor(Axi4MonitorConfig config = {}, std::string name = "axi");
 
   void commit(const Axi4Bus& bus);
+  // The interface was reset: nothing is in flight and the previous cycle is forgotten (a VALID
+  // may drop at reset). Violations seen so far are kept.
+  void reset();
 
   const std::vector<AxiViolation>& violations() const { return violations_; }
   std::string report(std::size_t max = 20) const { return format_violations(violations_, max); }
@@ -364,6 +390,8 @@ class AxiLiteMaster {
   void start_write(std::uint32_t addr, std::uint32_t data, std::uint8_t strb = 0xf);
   void start_read(std::uint32_t addr);
   bool busy() const { return state_ != State::kIdle; }
+  // Abandons any access (the interface was reset).
+  void reset();
 
   void drive(AxiLiteBus& bus) const;
   void commit(const AxiLiteBus& bus);
@@ -403,6 +431,8 @@ class AxiLiteMonitor {
   explicit AxiLiteMonitor(std::string name = "axil");
 
   void commit(const AxiLiteBus& bus);
+  // The interface was reset: counts and the previous cycle are forgotten, violations kept.
+  void reset();
 
   const std::vector<AxiViolation>& violations() const { return violations_; }
   std::string report(std::size_t max = 20) const { return format_violations(violations_, max); }

@@ -16,7 +16,12 @@ namespace nmsa::tb {
 // The seed of this run: NMSA_SEED if set (decimal), otherwise `fallback`.
 std::uint64_t test_seed(std::uint64_t fallback = 1);
 
-// A Verilator context whose reset values are random but reproducible from `seed`.
+// The seed of the power-up state (--x-initial unique) of a model created with `seed`: `seed`
+// itself, or with NMSA_X_SEED set (decimal) a mix of both, so that the same stimulus runs again
+// from other random register contents (make sim-long runs the random GEMMs under three).
+std::uint64_t x_initial_seed(std::uint64_t seed);
+
+// A Verilator context whose reset values are random but reproducible from x_initial_seed(seed).
 std::unique_ptr<VerilatedContext> make_context(std::uint64_t seed);
 
 // Drives rst_ni low with a falling edge whatever its (random) power-up value, so that

@@ -20,7 +20,9 @@ class TopSim {
 
   // One clock cycle of the DUT, the memory, the CSR master and the monitors.
   virtual void step() = 0;
-  // Holds reset for `cycles` cycles.
+  // Holds reset (rst_ni low) for `cycles` cycles; also mid-run, as a hard reset. The interfaces
+  // reset with the accelerator: the host memory drops the bursts in flight (keeping its
+  // contents), the CSR master abandons its access, and the monitors start over.
   virtual void reset(unsigned cycles) = 0;
   virtual std::uint64_t cycles() const = 0;
   virtual bool irq() const = 0;

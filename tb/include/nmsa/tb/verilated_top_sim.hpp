@@ -66,6 +66,12 @@ class VerilatedTopSim final : public TopSim {
 
   void reset(unsigned cycles) override {
     select_context();
+    // The host bus and the CSR port share the accelerator's reset (ARESETn belongs to both ends
+    // of an AXI interface): what was in flight is dropped on both sides, memory contents stay.
+    memory_.reset_bus();
+    axi_monitor_.reset();
+    csr_.reset();
+    csr_monitor_.reset();
     // Inputs idle (not their random power-up values) while reset is applied.
     bus_ = Axi4Bus{};
     lite_ = AxiLiteBus{};
