@@ -265,8 +265,12 @@ class Session {
   // A one-tile sparse GEMM with INT32 output, from memory the input never wrote, under the
   // input's memory timing but without its error ranges.
   void run_golden() {
-    static const fuzz::TileProgram program =
-        fuzz::make_tile_program(kGeometry, fuzz::kGoldenBase, 8, true, true, 7);
+    static const fuzz::TileProgram program = [] {
+      fuzz::TileProgram p = fuzz::make_tile_program(kGeometry, fuzz::kGoldenBase, 8, true, true, 7);
+      // The check's self-test (CTest fuzz.rtl_can_fail): a wrong golden result must be a finding.
+      if (std::getenv("NMSA_FUZZ_RTL_BREAK_GOLDEN") != nullptr) p.expected[5] ^= 1;
+      return p;
+    }();
     tb::AxiMemory& mem = sim_->memory();
     mem.clear_errors();
     for (const auto& block : program.data) mem.write_bytes(block.address, block.bytes);
