@@ -96,6 +96,7 @@ class Session {
     apply_timing(memory_, h[1], h[2], h[3], h[4]);
     max_latency_ = std::max(memory_.read_latency, memory_.write_latency);
     sim_ = std::make_unique<tb::VerilatedTopSim<Vnmsa_top_fuzz>>(kAxiBytes, memory_, 1 + h[0]);
+    tb::trace_if_requested(*sim_, "fuzz_rtl");  // NMSA_TRACE=1: waves of a replayed input
   }
 
   void run_ops() {
