@@ -179,6 +179,7 @@ class Session {
     wait_idle("the input's last op");
     check_protocol();
     const std::uint32_t status = csr_read(regs::STATUS_OFFSET);
+    end_status_ = status;
     const unsigned code = (status & regs::STATUS_ERR_CODE_MASK) >> regs::STATUS_ERR_CODE_SHIFT;
     const bool error = (status & regs::STATUS_ERROR_MASK) != 0;
     const bool done = (status & regs::STATUS_DONE_MASK) != 0;
@@ -200,6 +201,7 @@ class Session {
   }
 
   std::uint64_t cycles() const { return sim_->cycles(); }
+  std::uint32_t end_status() const { return end_status_; }
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
@@ -304,6 +306,7 @@ class Session {
   tb::AxiMemoryConfig memory_;
   unsigned max_latency_ = 1;
   std::uint64_t bytes_written_ = 0;
+  std::uint32_t end_status_ = 0;  // STATUS after the input, before the soft reset
   std::unique_ptr<tb::TopSim> sim_;
 };
 
@@ -323,8 +326,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     session.run_ops();
     session.check_end(inputs++ % every == 0);
     static const bool verbose = std::getenv("NMSA_FUZZ_RTL_VERBOSE") != nullptr;
-    if (verbose) std::fprintf(stderr, "fuzz_rtl: %zu bytes, %llu cycles\n", size,
-                              static_cast<unsigned long long>(session.cycles()));
+    if (verbose) {
+      std::fprintf(stderr, "fuzz_rtl: %zu bytes, %llu cycles, STATUS 0x%x at the end\n", size,
+                   static_cast<unsigned long long>(session.cycles()), session.end_status());
+    }
   } catch (const Finding& f) {
     std::fprintf(stderr, "fuzz_rtl: FINDING: %s\n", f.what.c_str());
     std::abort();

@@ -102,6 +102,65 @@ int main(int argc, char** argv) {
       in.wait_idle();
       write(dir, "start_while_busy", in);
     }
+    // Variants of the sparse INT32 program, each reaching commands and fields the plain tile
+    // does not use (legal all of them, docs/isa.md).
+    const auto variant = [&](const char* name, std::vector<Command> cmds) {
+      InputWriter in(6, 3, 2, 0x11, 0x1b);
+      TileProgram p = sparse32;
+      p.commands = std::move(cmds);
+      load_program(in, p);
+      in.run(static_cast<std::uint8_t>(p.commands.size()));
+      in.wait_idle();
+      for (std::uint8_t sel = 19; sel < 128; sel += 20) in.csr_read(sel);  // counters
+      write(dir, name, in);
+    };
+    {  // two K-tiles into the same accumulators: weights in records 0-3 and 4-7, ACCUMULATE
+      const auto& c = sparse32.commands;
+      Command wgt1 = c[2];
+      wgt1.first_entry = static_cast<std::uint16_t>(kGeometry.rows);
+      Command tile0 = c[3];
+      tile0.push_next = false;
+      Command tile1 = c[3];
+      tile1.first_weight_record = static_cast<std::uint16_t>(kGeometry.rows);
+      tile1.accumulate = true;
+      variant("two_tiles_accumulate", {c[0], c[1], c[2], wgt1, tile0, tile1, c[4]});
+    }
+    {  // tokens both ways: COMPUTE frees the weight buffer for the next LOAD, STORE frees the
+       // accumulators for the next COMPUTE
+      const auto& c = sparse32.commands;
+      Command compute = c[3];
+      compute.push_prev = true;
+      Command reload = c[2];
+      reload.pop_next = true;
+      Command store = c[4];
+      store.push_prev = true;
+      Command compute2 = c[3];
+      compute2.pop_next = true;
+      Command store2 = c[4];
+      variant("tokens_both_ways", {c[0], c[1], c[2], compute, store, reload, compute2, store2});
+    }
+    {  // narrow INT8 rows (Cols bytes) at a stride of 8, dense part 1, activation stride 2
+      const auto& c = sparse32.commands;
+      Command compute = c[3];
+      compute.dense = true;
+      compute.dense_part = 1;
+      compute.act_stride = 2;
+      compute.beats = 4;
+      Command store = Command::store(0, 4, 0, c[4].host_address, 8, /*int32_output=*/false, true);
+      store.pop_prev = true;
+      variant("narrow_store_dense_part", {c[0], c[1], c[2], compute, store});
+    }
+    {  // activations in rows strided through host memory, loaded in two LOADs
+      const auto& c = sparse32.commands;
+      Command act0 = c[1];
+      act0.rows = 4;
+      act0.host_stride = 2 * act0.bytes_per_row;
+      Command act1 = act0;
+      act1.first_entry = 4;
+      act1.host_address += act0.bytes_per_row;
+      variant("strided_loads", {c[0], act0, act1, c[2], c[3], c[4]});
+    }
+
     {  // every register, then undefined offsets
       InputWriter in(5, 0, 0, 0x00, 0x3f);
       for (std::uint8_t sel = 0; sel < kKnownRegs.size() + 1; ++sel) in.csr_read(sel);
