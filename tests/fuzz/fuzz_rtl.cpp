@@ -11,6 +11,7 @@
 //   - after the input's last op, STATUS.BUSY does not drop within work_bound() cycles;
 //   - the AXI4 or AXI4-Lite monitor saw a protocol violation;
 //   - STATUS.ERROR with an ERR_CODE outside 1..8 or with DONE, or an ERR_CODE without ERROR;
+//   - irq_o other than CTRL.IRQ_EN and a pending IRQ_STATUS bit, once the device is idle;
 //   - CTRL.SOFT_RESET does not leave STATUS, ERR_INFO and IRQ_STATUS at 0;
 //   - the known-good program then run does not end DONE with the golden result (on every
 //     NMSA_FUZZ_RTL_GOLDEN_EVERY-th input, default every input).
@@ -186,6 +187,14 @@ class Session {
     if (error && (code < 1 || code > 8)) fail("STATUS.ERROR with undocumented ERR_CODE " + hex(status));
     if (error && done) fail("STATUS.ERROR together with STATUS.DONE: " + hex(status));
     if (!error && code != 0) fail("ERR_CODE without STATUS.ERROR: " + hex(status));
+    const std::uint32_t ctrl = csr_read(regs::CTRL_OFFSET);
+    const std::uint32_t pending = csr_read(regs::IRQ_STATUS_OFFSET);
+    const bool irq_want = (ctrl & regs::CTRL_IRQ_EN_MASK) != 0 &&
+                          (pending & (regs::IRQ_STATUS_DONE_MASK | regs::IRQ_STATUS_ERROR_MASK)) != 0;
+    if (sim_->irq() != irq_want) {
+      fail(std::string("irq_o is ") + (sim_->irq() ? "1" : "0") + " with CTRL " + hex(ctrl) +
+           " and IRQ_STATUS " + hex(pending));
+    }
 
     csr_write(regs::CTRL_OFFSET, regs::CTRL_SOFT_RESET_MASK);
     wait_idle("CTRL.SOFT_RESET");
