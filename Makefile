@@ -54,16 +54,18 @@ coverage: deps
 	cmake --build $(COVERAGE_DIR) -j $(JOBS) --target nmsa_rtl_tests nmsa_dma_tests
 	bash scripts/coverage.sh $(COVERAGE_DIR) $(BUILD_DIR)/bench/robustness.json $(JOBS)
 
-# The host-side fuzzers, long (docs/fuzzing.md): each libFuzzer target of tests/fuzz/ for
-# FUZZ_SECONDS, then FUZZ_CASES cases of the CLI mutator; the figures go to
-# $(BUILD_DIR)/bench/robustness.json beside the coverage ones. `make test` runs a short slice.
-FUZZ_CASES   ?= 10000
-FUZZ_SECONDS ?= 300
+# The fuzzers, long (docs/fuzzing.md): each host-side libFuzzer target of tests/fuzz/ for
+# FUZZ_SECONDS, then FUZZ_CASES cases of the CLI mutator, then the RTL fuzzer for
+# FUZZ_RTL_SECONDS; the figures go to $(BUILD_DIR)/bench/robustness.json beside the coverage
+# ones. `make test` runs a short slice.
+FUZZ_CASES       ?= 10000
+FUZZ_SECONDS     ?= 300
+FUZZ_RTL_SECONDS ?= 120
 fuzz: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target nmsa_cli
 	mkdir -p $(BUILD_DIR)/bench
 	bash scripts/fuzz.sh all $(BUILD_DIR)/fuzz $(BUILD_DIR)/nmsa $(FUZZ_CASES) $(FUZZ_SECONDS) \
-		$(BUILD_DIR)/bench/robustness.json
+		$(BUILD_DIR)/bench/robustness.json $(FUZZ_RTL_SECONDS)
 
 lint: deps
 	bash scripts/lint.sh

@@ -227,6 +227,11 @@ module nmsa_run_ctrl #(
       running_d = 1'b1;
       done_d    = 1'b0;
     end
+    // A START refused for a misaligned CMD_BASE clears DONE too: its error must not show beside
+    // the DONE of the run before it (STATUS.DONE and STATUS.ERROR are never both 1).
+    if (bad_base) begin
+      done_d = 1'b0;
+    end
     if (err_new_q && !err_q) begin
       err_d           = 1'b1;
       err_code_d      = err_new_code_q;

@@ -18,8 +18,9 @@ from pathlib import Path
 # Names the docs use that are not part of the device interface: make and environment variables,
 # FPGA primitives and their parameters, placeholders in command lines.
 OTHER_NAMES = {
-    "ALLOW_TIMING_FAIL", "BAUD", "BOARD", "CABGA381", "CONFIG", "DEMO_ARGS", "DIR", "DNMSA_NATIVE",
-    "EHXPLLL", "FUZZ_CASES", "FUZZ_SECONDS", "JOBS", "NAME", "NMSA_COVERAGE", "NMSA_COVERAGE_DIR", "NMSA_ECP5_DSP",
+    "ALLOW_TIMING_FAIL", "BAUD", "BOARD", "CABGA381", "CONFIG", "DEMO_ARGS", "DIR", "DNMSA_FUZZ_RTL_ASAN", "DNMSA_NATIVE",
+    "EHXPLLL", "FINDING", "FUZZ_CASES", "FUZZ_RTL_SECONDS", "FUZZ_SECONDS", "JOBS", "NAME", "NMSA_COVERAGE", "NMSA_COVERAGE_DIR", "NMSA_ECP5_DSP",
+    "NMSA_FUZZ_RTL_BREAK_BOUND", "NMSA_FUZZ_RTL_BREAK_GOLDEN", "NMSA_FUZZ_RTL_CONFIG", "NMSA_FUZZ_RTL_GOLDEN_EVERY",
     "NMSA_NATIVE", "NMSA_SEED", "NMSA_WAVES_DIR", "NMSA_X_SEED", "OFF", "REG_INPUTA", "REG_OUTPUT_CLK", "SB_PLL40_PAD", "SEEDS", "TARGET", "TEST", "TOP",
 }
 # Command flags the docs name differently from the ISA header's field (doc name -> field).
