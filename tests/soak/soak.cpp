@@ -54,11 +54,13 @@ enum class Fault {
   kIllegalMeta,  // an illegal metadata field in a weight record a sparse COMPUTE loads
   kBadOpcode,    // an undefined opcode or LOAD target
   kBadRange,     // a zero count or a first entry past every buffer
+  kStartWhileBusy,  // CTRL.START written again while the run is busy
+  kBadBase,         // a CMD_BASE that is not beat-aligned at START
 };
-constexpr std::array<Fault, 10> kFaults = {
-    Fault::kNone,      Fault::kFetchError, Fault::kLoadError, Fault::kStoreError,
-    Fault::kStall,     Fault::kSoftReset,  Fault::kHardReset, Fault::kIllegalMeta,
-    Fault::kBadOpcode, Fault::kBadRange};
+constexpr std::array<Fault, 12> kFaults = {
+    Fault::kNone,      Fault::kFetchError, Fault::kLoadError,       Fault::kStoreError,
+    Fault::kStall,     Fault::kSoftReset,  Fault::kHardReset,       Fault::kIllegalMeta,
+    Fault::kBadOpcode, Fault::kBadRange,   Fault::kStartWhileBusy, Fault::kBadBase};
 
 const char* to_string(Fault f) {
   switch (f) {
@@ -82,6 +84,10 @@ const char* to_string(Fault f) {
       return "bad_opcode";
     case Fault::kBadRange:
       return "bad_range";
+    case Fault::kStartWhileBusy:
+      return "start_while_busy";
+    case Fault::kBadBase:
+      return "bad_base";
   }
   return "?";
 }
@@ -89,7 +95,8 @@ const char* to_string(Fault f) {
 // Faults that must end in STATUS.ERROR with a given code and command index.
 bool is_error_fault(Fault f) {
   return f == Fault::kFetchError || f == Fault::kLoadError || f == Fault::kStoreError ||
-         f == Fault::kIllegalMeta || f == Fault::kBadOpcode || f == Fault::kBadRange;
+         f == Fault::kIllegalMeta || f == Fault::kBadOpcode || f == Fault::kBadRange ||
+         f == Fault::kStartWhileBusy || f == Fault::kBadBase;
 }
 bool is_reset_fault(Fault f) { return f == Fault::kSoftReset || f == Fault::kHardReset; }
 
@@ -125,6 +132,7 @@ struct SoakCase {
   bool corrupt_target = false;  // bad_opcode: the LOAD target rather than the opcode
   bool zero_count = false;      // bad_range: a zero count rather than a first entry of 0xffff
   std::uint32_t command = 0;    // the command that must be blamed (fetch: at most this)
+  std::uint64_t base_offset = 0;  // bad_base: CMD_BASE this many bytes off its beat
   std::string detail;
   // After an error, recover at once: read STATUS and ERR_INFO at the interrupt and write
   // CTRL.SOFT_RESET while bursts may still be in flight, instead of waiting for BUSY to drop.
@@ -304,6 +312,18 @@ void SeedRun::place_fault(const GemmProgram& program) {
       // At least the 4 cycles of reset docs/integration.md requires.
       c_.reset_cycles = static_cast<unsigned>(pick(4, 16));
       break;
+    case Fault::kStartWhileBusy:
+      // Early in the run (its command fetch alone outlasts this), so that the second START
+      // always meets a busy device and never starts a run of its own.
+      c_.when = static_cast<std::uint64_t>(pick(1, 20));
+      c_.command = 0xFFFFFFFFu;  // no command is to blame
+      c_.detail = "at cycle " + std::to_string(c_.when);
+      break;
+    case Fault::kBadBase:
+      c_.command = 0xFFFFFFFFu;
+      c_.base_offset = static_cast<std::uint64_t>(pick(1, caps_.axi_bytes() - 1));
+      c_.detail = "CMD_BASE + " + std::to_string(c_.base_offset);
+      break;
     case Fault::kIllegalMeta: {
       const auto& tiles = program.compute_tiles();
       const auto& tile =
@@ -414,13 +434,16 @@ SeedRun::Outcome SeedRun::execute(tb::TopSim& sim, HostMemory& host, const GemmP
     }
   }
   sim.write_reg(r::IRQ_STATUS_OFFSET, r::IRQ_STATUS_DONE_MASK | r::IRQ_STATUS_ERROR_MASK);
-  sim.write_reg(r::CMD_BASE_LO_OFFSET, static_cast<std::uint32_t>(program.command_address()));
+  const std::uint64_t misalign = with_fault && c_.fault == Fault::kBadBase ? c_.base_offset : 0;
+  sim.write_reg(r::CMD_BASE_LO_OFFSET,
+                static_cast<std::uint32_t>(program.command_address() + misalign));
   sim.write_reg(r::CMD_BASE_HI_OFFSET, static_cast<std::uint32_t>(program.command_address() >> 32));
   sim.write_reg(r::CMD_COUNT_OFFSET, program.command_count());
   sim.write_reg(r::CTRL_OFFSET, r::CTRL_START_MASK | r::CTRL_IRQ_EN_MASK);
   const std::uint64_t start = sim.cycles();
   const std::uint64_t timeout = 20 * predicted_ + c_.stall_cycles + 200000;
-  const bool timed = with_fault && (c_.fault == Fault::kStall || is_reset_fault(c_.fault));
+  const bool timed = with_fault && (c_.fault == Fault::kStall || is_reset_fault(c_.fault) ||
+                                    c_.fault == Fault::kStartWhileBusy);
   bool pending = timed;
   if (timed) out.injected = false;
   while (!sim.irq()) {
@@ -436,6 +459,8 @@ SeedRun::Outcome SeedRun::execute(tb::TopSim& sim, HostMemory& host, const GemmP
       out.injected = true;
       if (c_.fault == Fault::kStall) {
         mem.stall(c_.channel, c_.stall_cycles);
+      } else if (c_.fault == Fault::kStartWhileBusy) {
+        sim.write_reg(r::CTRL_OFFSET, r::CTRL_START_MASK | r::CTRL_IRQ_EN_MASK);
       } else if (c_.fault == Fault::kSoftReset) {
         sim.write_reg(r::CTRL_OFFSET, r::CTRL_SOFT_RESET_MASK | r::CTRL_IRQ_EN_MASK);
         break;
@@ -582,6 +607,12 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
           break;
         case Fault::kBadRange:
           want_code = 5;
+          break;
+        case Fault::kStartWhileBusy:
+          want_code = 6;
+          break;
+        case Fault::kBadBase:
+          want_code = 7;
           break;
         default:
           want_code = c_.resp == tb::AxiResp::kSlvErr ? 2 : 3;
