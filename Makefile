@@ -34,13 +34,17 @@ sim: build
 # (label soak: every configuration of top_configs, and the random GEMMs under three power-up
 # seeds) on $(JOBS) cores; then one summary of the shard files, merged into
 # $(BUILD_DIR)/bench/robustness.json. Fails on any failure or lost result, printing the command
-# that re-runs the seed.
+# that re-runs the seed. SLURM=1 runs the same tests as a Slurm job array instead
+# (scripts/soak_slurm.py, on the cluster sbatch reaches; the build directory must be shared).
 SOAK_MIN_SEEDS ?= 1000
+SLURM ?=
+SOAK_RUN = $(if $(SLURM),python3 scripts/soak_slurm.py --ctest $(BUILD_DIR) --label '^soak$$' \
+	--work-dir $(BUILD_DIR)/soak/slurm,cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L '^soak$$')
 sim-long: build
 	rm -rf $(BUILD_DIR)/soak
 	@mkdir -p $(BUILD_DIR)/soak $(BUILD_DIR)/bench
 	@start=$$(date +%s); \
-	(cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L '^soak$$'); rc=$$?; \
+	($(SOAK_RUN)); rc=$$?; \
 	python3 scripts/soak_merge.py $(BUILD_DIR)/soak/*.json --min-seeds $(SOAK_MIN_SEEDS) \
 		--wall-seconds $$(( $$(date +%s) - start )) --robustness $(BUILD_DIR)/bench/robustness.json; \
 	mrc=$$?; test $$rc -eq 0 -a $$mrc -eq 0

@@ -17,6 +17,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev
   chromium
   clang-14 libclang-rt-14-dev
+  slurmctld slurmd slurm-client munge
 )
 
 missing=()
