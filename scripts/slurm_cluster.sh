@@ -93,6 +93,10 @@ TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SchedulerType=sched/builtin
+# Pending array tasks are scheduled every second, not every minute (the default): a soak is
+# many short tasks.
+SchedulerParameters=sched_interval=1
+MailProg=/bin/true
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
