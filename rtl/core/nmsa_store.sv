@@ -103,7 +103,7 @@ module nmsa_store #(
   assign c2s_pop_o   = accept && cmd_i.pop_prev;
   assign run         = state_q == StRun;
 
-  assign req_valid_o     = state_q == StRequest;
+  assign req_valid_o     = state_q == StRequest && !abort_i;
   assign req_addr_o      = cmd_q.word1;
   assign req_row_bytes_o = cmd_q.flag_b ? 16'(Cols * 4) : 16'(Cols);
   assign req_rows_o      = cmd_q.count;
@@ -227,8 +227,9 @@ module nmsa_store #(
       default:   state_d = StIdle;
     endcase
     // On an error elsewhere, stop at once unless the DMA already holds our request: then its
-    // beats must still be delivered so that the AXI bursts complete.
-    if (abort_i && state_q == StIdle) begin
+    // beats must still be delivered so that the AXI bursts complete. A request the DMA has not
+    // taken is withdrawn (nmsa_top cancels it at the DMA), so no write starts after an error.
+    if (abort_i && (state_q == StIdle || state_q == StRequest)) begin
       state_d = StIdle;
     end
   end

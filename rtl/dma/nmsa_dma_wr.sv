@@ -41,6 +41,10 @@ module nmsa_dma_wr #(
   input  logic [LenW-1:0]    req_row_bytes_i,
   input  logic [LenW-1:0]    req_rows_i,
   input  logic [AddrW-1:0]   req_stride_i,
+  // The requester withdraws a request not yet accepted (nmsa_top: on an abort, so that nothing
+  // new reaches the bus after an error). Only the request checks read it: withdrawing is safe
+  // because nothing is taken from a request before its handshake.
+  input  logic               req_cancel_i,
 
   // Data beats in request order, row after row (one beat per narrow row, data in its low bytes).
   input  logic               wr_valid_i,
@@ -324,8 +328,8 @@ module nmsa_dma_wr #(
 
   always @(posedge clk_i) begin
     if (past_ok_q) begin
-      // The requester holds a request steady until accepted.
-      if ($past(req_valid_i && !req_ready_o)) begin
+      // The requester holds a request steady until accepted, or withdraws it with req_cancel_i.
+      if ($past(req_valid_i && !req_ready_o) && !req_cancel_i) begin
         assert (req_valid_i);
         assert ($stable(req_addr_i) && $stable(req_row_bytes_i) && $stable(req_rows_i) &&
                 $stable(req_stride_i));

@@ -405,7 +405,8 @@ module nmsa_top #(
 
   // One request register in front of the DMA: a request, once taken from fetch (priority) or
   // load, stays presented unchanged until the DMA accepts it, whatever its requester does
-  // meanwhile (an abort may withdraw a request that was not taken yet).
+  // meanwhile: once here, it counts as taken by the DMA (its requester expects the data), so it
+  // is served even after an abort. Fetch and load make no request during an abort.
   logic        rq_valid_q, rq_owner_q, rq_take;
   logic [63:0] rq_addr_q, rq_stride_q;
   logic [15:0] rq_row_bytes_q, rq_rows_q;
@@ -470,6 +471,7 @@ module nmsa_top #(
     .req_row_bytes_i (dr_req_row_bytes),
     .req_rows_i      (dr_req_rows),
     .req_stride_i    (dr_req_stride),
+    .req_cancel_i    (1'b0),
     .rd_valid_o      (dr_valid),
     .rd_ready_i      (dr_ready),
     .rd_data_o       (dr_data),
@@ -726,6 +728,7 @@ module nmsa_top #(
     .req_row_bytes_i (dw_req_row_bytes),
     .req_rows_i      (dw_req_rows),
     .req_stride_i    (dw_req_stride),
+    .req_cancel_i    (abort),
     .wr_valid_i      (dw_valid),
     .wr_ready_o      (dw_ready),
     .wr_data_i       (dw_data),
@@ -863,6 +866,35 @@ module nmsa_top #(
       cnt_inc_q <= clear ? '0 : cnt_inc;
     end
   end
+
+`ifndef SYNTHESIS
+  // ---------------------------------------------------------------------------------------------
+  // Error semantics (docs/errors.md): from the abort on, until the soft reset's clear, nothing
+  // new starts: no command is fetched, dispatched or taken by an engine, no fetch or load request
+  // is taken and no write request reaches the DMA (a read request already in the request register
+  // is served, as its requester expects the data). Token counters never underflow.
+  // ---------------------------------------------------------------------------------------------
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni && abort) begin
+      assert (!(dw_req_valid && dw_req_ready))
+        else $error("nmsa_top: a write request reached the DMA after an abort");
+      assert (!rq_take)
+        else $error("nmsa_top: a fetch or load request was taken after an abort");
+      assert (!((disp_load_valid && disp_load_ready) || (disp_compute_valid && disp_compute_ready) ||
+                (disp_store_valid && disp_store_ready)))
+        else $error("nmsa_top: a command was dispatched after an abort");
+      assert (!((load_q_valid && load_q_ready) || (compute_q_valid && compute_q_ready) ||
+                (store_q_valid && store_q_ready)))
+        else $error("nmsa_top: an engine started a command after an abort");
+    end
+    if (rst_ni) begin
+      for (int t = 0; t < 4; t++) begin
+        assert (!tok_pop[t] || tok_avail[t])
+          else $error("nmsa_top: token counter %0d popped while empty", t);
+      end
+    end
+  end
+`endif
 
   // Queue fill levels are for waveforms only; entry bits above a buffer's depth were range-checked
   // by the command processor.

@@ -72,6 +72,7 @@ module nmsa_dma_rd_fv #(
     .req_row_bytes_i(req_row_bytes_i),
     .req_rows_i     (req_rows_i),
     .req_stride_i   (req_stride_i),
+    .req_cancel_i   (1'b0),
     .rd_valid_o     (rd_valid),
     .rd_ready_i     (rd_ready_i),
     .rd_data_o      (rd_data),

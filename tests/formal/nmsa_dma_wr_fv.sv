@@ -77,6 +77,7 @@ module nmsa_dma_wr_fv #(
     .req_row_bytes_i(req_row_bytes_i),
     .req_rows_i     (req_rows_i),
     .req_stride_i   (req_stride_i),
+    .req_cancel_i   (1'b0),
     .wr_valid_i     (wr_valid_i),
     .wr_ready_o     (wr_ready),
     .wr_data_i      (wr_data_i),

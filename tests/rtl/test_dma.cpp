@@ -191,6 +191,7 @@ void drive_request(Model& m, const DmaParams& p, const DmaRequest* r) {
   static const DmaRequest kIdle{};
   if (r == nullptr) r = &kIdle;
   m.req_valid_i = r != &kIdle;
+  m.req_cancel_i = 0;
   put_bits(m.req_addr_i, 0, p.addr_w, r->addr);
   put_bits(m.req_row_bytes_i, 0, p.len_w, r->row_bytes);
   put_bits(m.req_rows_i, 0, p.len_w, r->rows);
@@ -313,6 +314,8 @@ class RdBench : public BenchBase<Model> {
     this->mem_.drive(this->bus_);
     axi4_read_to_model(this->bus_, m);
     drive_request(m, this->p_, pending_.empty() ? nullptr : &pending_.front());
+    m.req_cancel_i = cancel_;
+    cancel_ = false;
     m.rd_ready_i = consumer_ready_;
     m.clk_i = 0;
     this->eval();
@@ -354,6 +357,17 @@ class RdBench : public BenchBase<Model> {
     }
   }
 
+  // Withdraws the newest request if the engine has not accepted it, as nmsa_top does on an
+  // abort: with `cancel` the engine is told in that cycle (req_cancel_i), without it its request
+  // check must fire. Returns whether there was one to withdraw.
+  bool withdraw_last(bool cancel) {
+    if (pending_.empty()) return false;
+    expected_beats_ -= beats_of(pending_.back(), this->p_);
+    pending_.pop_back();
+    cancel_ = cancel;
+    return true;
+  }
+
   const std::vector<Beat>& beats() const { return beats_; }
   const std::vector<BurstRef>& ars() const { return ars_; }
   const std::vector<std::uint64_t>& accepted() const { return accepted_; }
@@ -365,6 +379,7 @@ class RdBench : public BenchBase<Model> {
   std::uint64_t accepted_beats_ = 0;
   std::uint64_t busy_mismatches_ = 0;
   bool consumer_ready_ = true;
+  bool cancel_ = false;
   std::vector<Beat> beats_;
   std::vector<BurstRef> ars_;
   std::vector<std::uint64_t> accepted_;
@@ -1075,6 +1090,33 @@ TEST(DmaAssertions, NarrowWriteRowStraddlingABeatIsFlagged) {
   bench.push(DmaRequest{0x1006, 4, 1, 0}, {AxiData{}});  // bytes 6..9 straddle two beats
   for (int i = 0; i < 4; ++i) bench.cycle();
   EXPECT_TRUE(bench.assertion_failed());
+}
+
+// A request withdrawn before the engine took it: legal only with req_cancel_i (an abort in
+// nmsa_top), and then nothing of it reaches the bus.
+void withdraw_second_request(bool cancel, std::uint64_t seed) {
+  const DmaParams p = RdDefault::params();
+  RdBench<Vnmsa_dma_rd> bench(p, AxiMemoryConfig{}, seed);
+  bench.throw_on_assertion = false;
+  bench.push(DmaRequest{0x1000, 64, 16, 64});  // 16 rows: the engine is busy for a while
+  bench.push(DmaRequest{0x8000, 64, 1, 64});
+  for (int i = 0; i < 4; ++i) bench.cycle();
+  ASSERT_EQ(bench.accepted().size(), 1u) << "the second request must still be waiting";
+  ASSERT_TRUE(bench.withdraw_last(cancel));
+  bench.run(5000);
+  EXPECT_EQ(bench.assertion_failed(), !cancel);
+  EXPECT_EQ(bench.accepted().size(), 1u);
+  for (const BurstRef& ar : bench.ars()) {
+    EXPECT_LT(ar.addr, 0x8000u) << "a burst of the withdrawn request";
+  }
+}
+
+TEST(DmaAssertions, RequestWithdrawnWithoutCancelIsFlagged) {
+  withdraw_second_request(false, test_seed(405));
+}
+
+TEST(DmaAssertions, RequestWithdrawnWithCancelIsLegal) {
+  withdraw_second_request(true, test_seed(406));
 }
 
 TEST(DmaAssertions, LegalRequestsRaiseNone) {
