@@ -56,11 +56,13 @@ enum class Fault {
   kBadRange,     // a zero count or a first entry past every buffer
   kStartWhileBusy,  // CTRL.START written again while the run is busy
   kBadBase,         // a CMD_BASE that is not beat-aligned at START
+  kBadDeps,         // a dependency flag a LOAD or STORE may not use, or a push left out
 };
-constexpr std::array<Fault, 12> kFaults = {
+constexpr std::array<Fault, 13> kFaults = {
     Fault::kNone,      Fault::kFetchError, Fault::kLoadError,       Fault::kStoreError,
     Fault::kStall,     Fault::kSoftReset,  Fault::kHardReset,       Fault::kIllegalMeta,
-    Fault::kBadOpcode, Fault::kBadRange,   Fault::kStartWhileBusy, Fault::kBadBase};
+    Fault::kBadOpcode, Fault::kBadRange,   Fault::kStartWhileBusy, Fault::kBadBase,
+    Fault::kBadDeps};
 
 const char* to_string(Fault f) {
   switch (f) {
@@ -88,6 +90,8 @@ const char* to_string(Fault f) {
       return "start_while_busy";
     case Fault::kBadBase:
       return "bad_base";
+    case Fault::kBadDeps:
+      return "bad_deps";
   }
   return "?";
 }
@@ -96,7 +100,7 @@ const char* to_string(Fault f) {
 bool is_error_fault(Fault f) {
   return f == Fault::kFetchError || f == Fault::kLoadError || f == Fault::kStoreError ||
          f == Fault::kIllegalMeta || f == Fault::kBadOpcode || f == Fault::kBadRange ||
-         f == Fault::kStartWhileBusy || f == Fault::kBadBase;
+         f == Fault::kStartWhileBusy || f == Fault::kBadBase || f == Fault::kBadDeps;
 }
 bool is_reset_fault(Fault f) { return f == Fault::kSoftReset || f == Fault::kHardReset; }
 
@@ -133,6 +137,12 @@ struct SoakCase {
   bool zero_count = false;      // bad_range: a zero count rather than a first entry of 0xffff
   std::uint32_t command = 0;    // the command that must be blamed (fetch: at most this)
   std::uint64_t base_offset = 0;  // bad_base: CMD_BASE this many bytes off its beat
+  // bad_deps: word 0's dependency flags (bits 7:4) of `command` become `deps_flags`. With
+  // `deps_unbalanced` a push was left out, so some pop can never be served: BAD_DEPS at whichever
+  // command the device finds first (the last one when the stream is fetched, or the oldest
+  // waiting one of a deadlock); otherwise a flag the command's engine may not use, BAD_DEPS at it.
+  unsigned deps_flags = 0;
+  bool deps_unbalanced = false;
   std::string detail;
   // After an error, recover at once: read STATUS and ERR_INFO at the interrupt and write
   // CTRL.SOFT_RESET while bursts may still be in flight, instead of waiting for BUSY to drop.
@@ -162,6 +172,7 @@ class SeedRun {
   }
   void make_gemm(Fault fault);
   void place_fault(const GemmProgram& program);
+  void place_bad_deps(const std::vector<Command>& cmds);
   MatrixI32 golden() const;
 
   struct Outcome {
@@ -324,6 +335,9 @@ void SeedRun::place_fault(const GemmProgram& program) {
       c_.base_offset = static_cast<std::uint64_t>(pick(1, caps_.axi_bytes() - 1));
       c_.detail = "CMD_BASE + " + std::to_string(c_.base_offset);
       break;
+    case Fault::kBadDeps:
+      place_bad_deps(cmds);
+      break;
     case Fault::kIllegalMeta: {
       const auto& tiles = program.compute_tiles();
       const auto& tile =
@@ -378,6 +392,66 @@ void SeedRun::place_fault(const GemmProgram& program) {
   }
 }
 
+// bad_deps: either leaves out one push of a counter whose pushes the stream's pops use up exactly
+// (then some pop waits forever), or sets a flag the command's engine may not use (POP_PREV or
+// PUSH_PREV on a LOAD, POP_NEXT or PUSH_NEXT on a STORE).
+void SeedRun::place_bad_deps(const std::vector<Command>& cmds) {
+  const auto flags_of = [](const Command& c) {
+    return unsigned{c.pop_prev} | unsigned{c.pop_next} << 1 | unsigned{c.push_prev} << 2 |
+           unsigned{c.push_next} << 3;
+  };
+  // Pushes minus pops of the four counters.
+  int l2c = 0, c2l = 0, c2s = 0, s2c = 0;
+  for (const Command& c : cmds) {
+    if (c.opcode == Opcode::LOAD) {
+      l2c += c.push_next;
+      c2l -= c.pop_next;
+    } else if (c.opcode == Opcode::COMPUTE) {
+      l2c -= c.pop_prev;
+      c2l += c.push_prev;
+      c2s += c.push_next;
+      s2c -= c.pop_next;
+    } else {
+      c2s -= c.pop_prev;
+      s2c += c.push_prev;
+    }
+  }
+  // The pushes that may be left out: (command, flag bit).
+  std::vector<std::pair<std::uint32_t, unsigned>> pushes;
+  for (std::uint32_t i = 0; i < cmds.size(); ++i) {
+    const Command& c = cmds[i];
+    const bool load = c.opcode == Opcode::LOAD, compute = c.opcode == Opcode::COMPUTE;
+    if (c.push_next && ((load && l2c == 0) || (compute && c2s == 0))) pushes.push_back({i, 8});
+    if (c.push_prev && ((compute && c2l == 0) || (!load && !compute && s2c == 0))) {
+      pushes.push_back({i, 4});
+    }
+  }
+  if (!pushes.empty() && pick(0, 1) == 0) {
+    const auto [i, bit] =
+        pushes[static_cast<std::size_t>(pick(0, static_cast<int>(pushes.size()) - 1))];
+    c_.deps_unbalanced = true;
+    c_.command = i;
+    c_.deps_flags = flags_of(cmds[i]) & ~bit;
+    c_.detail = std::string(bit == 8 ? "PUSH_NEXT" : "PUSH_PREV") + " left out of command " +
+                std::to_string(i) + " (" + std::string(to_string(cmds[i].opcode)) + ")";
+    return;
+  }
+  std::vector<std::uint32_t> loads_and_stores;
+  for (std::uint32_t i = 0; i < cmds.size(); ++i) {
+    if (cmds[i].opcode != Opcode::COMPUTE) loads_and_stores.push_back(i);
+  }
+  c_.command = loads_and_stores[static_cast<std::size_t>(
+      pick(0, static_cast<int>(loads_and_stores.size()) - 1))];
+  const bool load = cmds[c_.command].opcode == Opcode::LOAD;
+  // A LOAD may not use the previous stage's flags (bits 0 and 2), a STORE the next stage's (1, 3).
+  static constexpr std::array<const char*, 4> kNames = {"POP_PREV", "POP_NEXT", "PUSH_PREV",
+                                                        "PUSH_NEXT"};
+  const int flag = (load ? 0 : 1) + 2 * pick(0, 1);
+  c_.deps_flags = flags_of(cmds[c_.command]) | 1u << flag;
+  c_.detail = std::string(kNames[static_cast<std::size_t>(flag)]) + " on " +
+              (load ? "LOAD " : "STORE ") + std::to_string(c_.command);
+}
+
 // The faults that live in memory: illegal metadata and corrupt commands, written into the
 // device's memory only (the host image stays pristine for the recovery run).
 void SeedRun::patch_device(tb::AxiMemory& mem, const GemmProgram& program) {
@@ -401,12 +475,15 @@ void SeedRun::patch_device(tb::AxiMemory& mem, const GemmProgram& program) {
       write_byte(meta_addr + static_cast<std::uint64_t>(b),
                  static_cast<std::uint8_t>(meta >> (8 * b)));
     }
-  } else if (c_.fault == Fault::kBadOpcode || c_.fault == Fault::kBadRange) {
+  } else if (c_.fault == Fault::kBadOpcode || c_.fault == Fault::kBadRange ||
+             c_.fault == Fault::kBadDeps) {
     const std::uint64_t at = program.command_address() + isa::COMMAND_BYTES * c_.command;
     if (c_.fault == Fault::kBadOpcode && !c_.corrupt_target) {
       write_byte(at, static_cast<std::uint8_t>((read_byte(at) & 0xf0) | c_.bad_value));
     } else if (c_.fault == Fault::kBadOpcode) {
       write_byte(at + 1, static_cast<std::uint8_t>((read_byte(at + 1) & 0xf0) | c_.bad_value));
+    } else if (c_.fault == Fault::kBadDeps) {
+      write_byte(at, static_cast<std::uint8_t>((read_byte(at) & 0x0f) | c_.deps_flags << 4));
     } else if (c_.zero_count) {
       write_byte(at + isa::FIELD_B_LSB / 8, 0);
       write_byte(at + isa::FIELD_B_LSB / 8 + 1, 0);
@@ -614,11 +691,15 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
         case Fault::kBadBase:
           want_code = 7;
           break;
+        case Fault::kBadDeps:
+          want_code = 8;
+          break;
         default:
           want_code = c_.resp == tb::AxiResp::kSlvErr ? 2 : 3;
       }
-      const bool index_ok =
-          c_.fault == Fault::kFetchError ? o.err_info <= c_.command : o.err_info == c_.command;
+      const bool index_ok = c_.fault == Fault::kFetchError ? o.err_info <= c_.command
+                            : c_.deps_unbalanced         ? o.err_info < program.command_count()
+                                                         : o.err_info == c_.command;
       if (!error) {
         fail(std::string("not detected: ") + (done ? "DONE" : "neither DONE nor ERROR") +
              (exact ? " (result bit-exact)" : ""));
@@ -626,7 +707,8 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
         fail("reported " + seen + " at command " + std::to_string(o.err_info) +
              (done ? " with DONE" : "") + ", want " +
              std::string(r::to_string(static_cast<r::ErrCode>(want_code))) + " at command " +
-             (c_.fault == Fault::kFetchError ? "<= " : "") + std::to_string(c_.command));
+             (c_.fault == Fault::kFetchError ? "<= " : "") +
+             (c_.deps_unbalanced ? std::string("any") : std::to_string(c_.command)));
       } else {
         ++tally.detected[fault];
       }
