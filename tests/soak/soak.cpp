@@ -137,11 +137,11 @@ struct SoakCase {
   bool zero_count = false;      // bad_range: a zero count rather than a first entry of 0xffff
   std::uint32_t command = 0;    // the command that must be blamed (fetch: at most this)
   std::uint64_t base_offset = 0;  // bad_base: CMD_BASE this many bytes off its beat
-  // bad_deps: word 0's dependency flags (bits 7:4) of `command` become `deps_flags`. With
+  // bad_deps: `command` is written as `deps_command`, itself with other dependency flags. With
   // `deps_unbalanced` a push was left out, so some pop can never be served: BAD_DEPS at whichever
   // command the device finds first (the last one when the stream is fetched, or the oldest
   // waiting one of a deadlock); otherwise a flag the command's engine may not use, BAD_DEPS at it.
-  unsigned deps_flags = 0;
+  Command deps_command;
   bool deps_unbalanced = false;
   std::string detail;
   // After an error, recover at once: read STATUS and ERR_INFO at the interrupt and write
@@ -396,10 +396,6 @@ void SeedRun::place_fault(const GemmProgram& program) {
 // (then some pop waits forever), or sets a flag the command's engine may not use (POP_PREV or
 // PUSH_PREV on a LOAD, POP_NEXT or PUSH_NEXT on a STORE).
 void SeedRun::place_bad_deps(const std::vector<Command>& cmds) {
-  const auto flags_of = [](const Command& c) {
-    return unsigned{c.pop_prev} | unsigned{c.pop_next} << 1 | unsigned{c.push_prev} << 2 |
-           unsigned{c.push_next} << 3;
-  };
   // Pushes minus pops of the four counters.
   int l2c = 0, c2l = 0, c2s = 0, s2c = 0;
   for (const Command& c : cmds) {
@@ -416,23 +412,24 @@ void SeedRun::place_bad_deps(const std::vector<Command>& cmds) {
       s2c += c.push_prev;
     }
   }
-  // The pushes that may be left out: (command, flag bit).
-  std::vector<std::pair<std::uint32_t, unsigned>> pushes;
+  // The pushes that may be left out: (command, its push_next rather than push_prev).
+  std::vector<std::pair<std::uint32_t, bool>> pushes;
   for (std::uint32_t i = 0; i < cmds.size(); ++i) {
     const Command& c = cmds[i];
     const bool load = c.opcode == Opcode::LOAD, compute = c.opcode == Opcode::COMPUTE;
-    if (c.push_next && ((load && l2c == 0) || (compute && c2s == 0))) pushes.push_back({i, 8});
+    if (c.push_next && ((load && l2c == 0) || (compute && c2s == 0))) pushes.push_back({i, true});
     if (c.push_prev && ((compute && c2l == 0) || (!load && !compute && s2c == 0))) {
-      pushes.push_back({i, 4});
+      pushes.push_back({i, false});
     }
   }
   if (!pushes.empty() && pick(0, 1) == 0) {
-    const auto [i, bit] =
+    const auto [i, next] =
         pushes[static_cast<std::size_t>(pick(0, static_cast<int>(pushes.size()) - 1))];
     c_.deps_unbalanced = true;
     c_.command = i;
-    c_.deps_flags = flags_of(cmds[i]) & ~bit;
-    c_.detail = std::string(bit == 8 ? "PUSH_NEXT" : "PUSH_PREV") + " left out of command " +
+    c_.deps_command = cmds[i];
+    (next ? c_.deps_command.push_next : c_.deps_command.push_prev) = false;
+    c_.detail = std::string(next ? "PUSH_NEXT" : "PUSH_PREV") + " left out of command " +
                 std::to_string(i) + " (" + std::string(to_string(cmds[i].opcode)) + ")";
     return;
   }
@@ -443,12 +440,12 @@ void SeedRun::place_bad_deps(const std::vector<Command>& cmds) {
   c_.command = loads_and_stores[static_cast<std::size_t>(
       pick(0, static_cast<int>(loads_and_stores.size()) - 1))];
   const bool load = cmds[c_.command].opcode == Opcode::LOAD;
-  // A LOAD may not use the previous stage's flags (bits 0 and 2), a STORE the next stage's (1, 3).
-  static constexpr std::array<const char*, 4> kNames = {"POP_PREV", "POP_NEXT", "PUSH_PREV",
-                                                        "PUSH_NEXT"};
-  const int flag = (load ? 0 : 1) + 2 * pick(0, 1);
-  c_.deps_flags = flags_of(cmds[c_.command]) | 1u << flag;
-  c_.detail = std::string(kNames[static_cast<std::size_t>(flag)]) + " on " +
+  // A LOAD may not use the previous stage's flags, a STORE the next stage's.
+  const bool push = pick(0, 1) == 1;
+  c_.deps_command = cmds[c_.command];
+  Command& d = c_.deps_command;
+  (load ? (push ? d.push_prev : d.pop_prev) : (push ? d.push_next : d.pop_next)) = true;
+  c_.detail = std::string(push ? "PUSH_" : "POP_") + (load ? "PREV" : "NEXT") + " on " +
               (load ? "LOAD " : "STORE ") + std::to_string(c_.command);
 }
 
@@ -483,7 +480,7 @@ void SeedRun::patch_device(tb::AxiMemory& mem, const GemmProgram& program) {
     } else if (c_.fault == Fault::kBadOpcode) {
       write_byte(at + 1, static_cast<std::uint8_t>((read_byte(at + 1) & 0xf0) | c_.bad_value));
     } else if (c_.fault == Fault::kBadDeps) {
-      write_byte(at, static_cast<std::uint8_t>((read_byte(at) & 0x0f) | c_.deps_flags << 4));
+      write_byte(at, encode(c_.deps_command)[0]);  // byte 0: the opcode and the four flags
     } else if (c_.zero_count) {
       write_byte(at + isa::FIELD_B_LSB / 8, 0);
       write_byte(at + isa::FIELD_B_LSB / 8 + 1, 0);
