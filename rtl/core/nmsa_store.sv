@@ -339,7 +339,8 @@ module nmsa_store #(
   // A credit is taken for every row in flight, so a finished row always finds room.
   always @(posedge clk_i) begin
     if (check_q && !clear_i && row_done_q) begin
-      assert (fifo_in_ready);
+      assert (fifo_in_ready)
+        else $error("nmsa_store: a finished row found the row FIFO full (credits lost)");
     end
   end
 `endif

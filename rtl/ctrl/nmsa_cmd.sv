@@ -563,18 +563,26 @@ module nmsa_cmd #(
     if (rst_ni) begin
       // The multipliers' products are those of the command decode takes.
       if (dec_load) begin
-        assert (load_bytes == 32'(raw_cmd.count) * 32'(raw_cmd.size));
-        assert (act_reach == 32'(raw_cmd.count) * 32'(raw_cmd.word1[31:16]));
+        assert (load_bytes == 32'(raw_cmd.count) * 32'(raw_cmd.size))
+          else $error("nmsa_cmd: LOAD byte count differs from count x size");
+        assert (act_reach == 32'(raw_cmd.count) * 32'(raw_cmd.word1[31:16]))
+          else $error("nmsa_cmd: LOAD reach differs from count x stride");
       end
       // The registered request describes the fetch state it was computed for.
-      assert (chunk_q == chunk_of(to_fetch_q));
-      assert (chunk_after_fire == chunk_of(to_fetch_q - 32'(chunk_q)));
+      assert (chunk_q == chunk_of(to_fetch_q))
+        else $error("nmsa_cmd: fetch chunk differs from the commands left");
+      assert (chunk_after_fire == chunk_of(to_fetch_q - 32'(chunk_q)))
+        else $error("nmsa_cmd: next fetch chunk differs from the commands left");
       if (chk_valid_q) begin
-        assert (chk_ok_q == (chk_code_q == nmsa_reg_pkg::NMSA_ERR_CODE_NONE));
-        assert (chk_is_load_q == (chk_cmd_q.opcode == nmsa_pkg::OpLoad));
-        assert (chk_is_store_q == (chk_cmd_q.opcode == nmsa_pkg::OpStore));
+        assert (chk_ok_q == (chk_code_q == nmsa_reg_pkg::NMSA_ERR_CODE_NONE))
+          else $error("nmsa_cmd: checked command's ok flag disagrees with its error code");
+        assert (chk_is_load_q == (chk_cmd_q.opcode == nmsa_pkg::OpLoad))
+          else $error("nmsa_cmd: checked command's LOAD flag disagrees with its opcode");
+        assert (chk_is_store_q == (chk_cmd_q.opcode == nmsa_pkg::OpStore))
+          else $error("nmsa_cmd: checked command's STORE flag disagrees with its opcode");
       end
-      assert (req_avail_q == (chunk_q != '0 && room_q >= CntW'(32'(chunk_q) * CmdBeats)));
+      assert (req_avail_q == (chunk_q != '0 && room_q >= CntW'(32'(chunk_q) * CmdBeats)))
+        else $error("nmsa_cmd: fetch request flag disagrees with the chunk and the room");
     end
   end
 `endif

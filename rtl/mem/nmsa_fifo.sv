@@ -103,11 +103,15 @@ module nmsa_fifo #(
   // The registered flags and the head copy agree with the count and the memory.
   always @(posedge clk_i or negedge rst_ni) begin
     if (rst_ni) begin
-      assert (valid_q == (count_q != '0));
-      assert (full_q == (count_q == CntW'(Depth)));
-      assert (count_q <= CntW'(Depth));
+      assert (valid_q == (count_q != '0))
+        else $error("nmsa_fifo: valid flag disagrees with the count");
+      assert (full_q == (count_q == CntW'(Depth)))
+        else $error("nmsa_fifo: full flag disagrees with the count");
+      assert (count_q <= CntW'(Depth))
+        else $error("nmsa_fifo: count above the depth");
       if (valid_q) begin
-        assert (head_q == mem_q[rd_next_q - PtrW'(1)]);
+        assert (head_q == mem_q[rd_next_q - PtrW'(1)])
+          else $error("nmsa_fifo: head copy differs from the memory");
       end
     end
   end
