@@ -62,7 +62,7 @@ module nmsa_cmd #(
   output logic [3:0]            err_code_o,
   output logic [31:0]           err_index_o,
   output logic                  busy_o,        // commands left to fetch or dispatch
-  output logic                  quiet_o        // nothing fetched, buffered or dispatchable now
+  output logic                  quiet_o        // nothing in flight, and nothing can move now
 );
 
   localparam int unsigned CmdBits   = 256;
@@ -463,8 +463,10 @@ module nmsa_cmd #(
   logic unused;
   assign unused = ^{rd_last_i, fifo_count, c.index, raw_q[CmdBits-1:192]};
 
-  assign quiet_o = inflight_q == '0 && !fifo_valid && !req_valid_o && !dec_take && !chk_take &&
-                   !dispatch;
+  // Quiet: no fetch in flight or asked for, and no command moves. Commands may sit in the fetch
+  // FIFO and the decode and check registers, blocked behind a queue that a deadlock keeps full:
+  // the deadlock detector must see that too.
+  assign quiet_o = inflight_q == '0 && !req_valid_o && !dec_take && !chk_take && !dispatch;
 
   // Busy while commands remain or fetched beats are still on their way (they must be drained).
   assign busy_o = to_decode_q != '0 || inflight_q != '0 || ended_q;
