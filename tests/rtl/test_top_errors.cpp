@@ -216,6 +216,18 @@ TEST_P(TopErrorTest, TokenCycleIsADeadlock) {
   expect_error_then_recovery(status, 8, 2);
 }
 
+// A LOAD waiting for a token nobody pushes, with enough LOADs behind it to fill its queue, the
+// command processor's registers and its fetch FIFO: the stream's last command is never fetched,
+// so its balance check never runs, and only the deadlock detector can end the run, naming the
+// waiting LOAD.
+TEST_P(TopErrorTest, DeadlockWithTheFetchBlockedIsBadDeps) {
+  Command waiting = program_->commands[1];
+  waiting.pop_next = true;
+  std::vector<Command> cmds(64, program_->commands[1]);
+  cmds[0] = waiting;
+  expect_error_then_recovery(program_->run(*sim_, cmds), 8, 0);
+}
+
 // 256 LOADs that each give the compute stage a token nobody takes: the 256th would take the
 // counter past 255.
 TEST_P(TopErrorTest, TokenCounterOverflowIsBadDeps) {
