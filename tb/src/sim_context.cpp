@@ -2,7 +2,10 @@
 #include "nmsa/tb/sim_context.hpp"
 
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #if VM_COVERAGE
 #include <filesystem>
@@ -49,6 +52,16 @@ std::unique_ptr<VerilatedContext> make_context(std::uint64_t seed) {
   const int verilator_seed = static_cast<int>(x_initial_seed(seed) % 0x7fffffffull) + 1;
   context->randReset(2);  // randomize every X-initialised register
   context->randSeed(verilator_seed);
+  // The plusargs $test$plusargs sees (the mutant model's switches); Verilator requires the
+  // arguments to be set, none or some, before a model asks.
+  std::vector<std::string> args{"nmsa"};
+  if (const char* env = std::getenv("NMSA_PLUSARGS"); env != nullptr) {
+    std::istringstream words(env);
+    for (std::string word; words >> word;) args.push_back(word);
+  }
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  context->commandArgs(static_cast<int>(argv.size()), argv.data());
   return context;
 }
 

@@ -21,10 +21,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,8 +40,29 @@
 #include "nmsa/tb/sim_context.hpp"
 #include "nmsa/tb/top_sim.hpp"
 
+#ifdef NMSA_SOAK_MUTANTS
+// nmsa_soak_mutants: the same soak on the `small` top built from tests/mutants/mutants.json, each
+// planted bug switched on by its plusarg (NMSA_PLUSARGS).
+#include "Vnmsa_top_small_mutants.h"
+#include "nmsa/tb/verilated_top_sim.hpp"
+#endif
+
 namespace nmsa {
 namespace {
+
+// The Verilated top this soak runs: the built configuration of that name, or the mutant model.
+std::unique_ptr<tb::TopSim> make_sim(const std::string& config, const tb::AxiMemoryConfig& memory,
+                                     std::uint64_t seed) {
+#ifdef NMSA_SOAK_MUTANTS
+  if (config != "small") {
+    throw std::invalid_argument("the mutant model is of the small configuration, not " + config);
+  }
+  return std::make_unique<tb::VerilatedTopSim<Vnmsa_top_small_mutants>>(memory.data_bytes, memory,
+                                                                       seed);
+#else
+  return tb::make_top_sim(config, memory, seed);
+#endif
+}
 
 namespace r = regs;
 
@@ -613,7 +636,7 @@ std::string SeedRun::run(Tally& tally, bool verbose) {
       std::to_string(program.command_count()) + " commands";
   if (verbose) std::cout << config_ << " seed " << seed_ << ": " << what << std::endl;
 
-  auto sim = tb::make_top_sim(config_, c_.memory, seed_);
+  auto sim = make_sim(config_, c_.memory, seed_);
   const std::uint64_t o_lo = program.output_address();
   const std::uint64_t o_hi =
       o_lo + static_cast<std::uint64_t>(c_.x.rows()) * program.output_row_stride();
@@ -829,7 +852,7 @@ int main(int argc, char** argv) {
   {
     tb::AxiMemoryConfig probe_mem;
     probe_mem.data_bytes = static_cast<unsigned>(DeviceCaps::named(config).axi_bytes());
-    auto probe = tb::make_top_sim(config, probe_mem, 1);
+    auto probe = make_sim(config, probe_mem, 1);
     caps = from_registers([&](std::uint32_t off) { return probe->read_reg(off); });
   }
 

@@ -21,7 +21,8 @@ std::uint64_t test_seed(std::uint64_t fallback = 1);
 // from other random register contents (make sim-long runs the random GEMMs under three).
 std::uint64_t x_initial_seed(std::uint64_t seed);
 
-// A Verilator context whose reset values are random but reproducible from x_initial_seed(seed).
+// A Verilator context whose reset values are random but reproducible from x_initial_seed(seed),
+// with the plusargs of NMSA_PLUSARGS (space-separated, e.g. "+nmsa_mutant_fifo_full_flag").
 std::unique_ptr<VerilatedContext> make_context(std::uint64_t seed);
 
 // Drives rst_ni low with a falling edge whatever its (random) power-up value, so that
