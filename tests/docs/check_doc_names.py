@@ -21,7 +21,7 @@ OTHER_NAMES = {
     "ALLOW_TIMING_FAIL", "BAUD", "BOARD", "CABGA381", "CONFIG", "DEMO_ARGS", "DIR", "DNMSA_FUZZ_RTL_ASAN", "DNMSA_NATIVE",
     "EHXPLLL", "FINDING", "FUZZ_CASES", "FUZZ_RTL_SECONDS", "FUZZ_SECONDS", "JOBS", "NAME", "NMSA_COVERAGE", "NMSA_COVERAGE_DIR", "NMSA_ECP5_DSP",
     "NMSA_FUZZ_RTL_BREAK_BOUND", "NMSA_FUZZ_RTL_BREAK_GOLDEN", "NMSA_FUZZ_RTL_CONFIG", "NMSA_FUZZ_RTL_GOLDEN_EVERY",
-    "NMSA_NATIVE", "NMSA_SEED", "NMSA_WAVES_DIR", "NMSA_X_SEED", "OFF", "REG_INPUTA", "REG_OUTPUT_CLK", "SB_PLL40_PAD", "SEEDS", "SLURM", "SLURM_CONF", "TARGET", "TEST", "TOP",
+    "NMSA_NATIVE", "NMSA_PLUSARGS", "NMSA_SEED", "NMSA_WAVES_DIR", "NMSA_X_SEED", "OFF", "REG_INPUTA", "REG_OUTPUT_CLK", "SB_PLL40_PAD", "SEEDS", "SLURM", "SLURM_CONF", "TARGET", "TEST", "TOP",
 }
 # Command flags the docs name differently from the ISA header's field (doc name -> field).
 ISA_DOC_NAMES = {"INT32": "int32_output"}
@@ -65,6 +65,8 @@ def main(root):
                               f"the table says {row.group(1)}")
             for token in re.findall(r"`([^`]+)`", line):
                 if token.startswith("bin: "):  # a functional coverage bin (docs/testplan.md)
+                    continue
+                if re.match(r"nmsa_\w+: ", token):  # an RTL assertion's message, quoted
                     continue
                 for reg, field in DOTTED.findall(token):
                     if reg in registers and field not in registers[reg]:
