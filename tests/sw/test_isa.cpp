@@ -205,6 +205,9 @@ TEST(DeviceCaps, DerivedSizesOfTheNamedConfigurations) {
   const DeviceCaps l = DeviceCaps::named("large");
   EXPECT_EQ(l.weight_record_bytes(), 40);
   EXPECT_EQ(l.epi_entry_bytes(), 192);
+  const DeviceCaps x = DeviceCaps::named("xlarge");
+  EXPECT_EQ(x.act_entry_bytes(), 128);     // 32 rows x M = 4 bytes: 16 beats of 64 bits
+  EXPECT_EQ(x.weight_record_bytes(), 80);  // 64 values + 16 metadata bytes
   EXPECT_THROW(DeviceCaps::named("huge"), std::invalid_argument);
 }
 
@@ -218,7 +221,8 @@ TEST(DeviceCaps, NamedConfigurationsMatchRtlConfigsJson) {
   text << in.rdbuf();
   const std::string json = text.str();
   int compared = 0;
-  for (const char* name : {"small", "default", "large", "small_1of4", "small_2of8", "dense_only"}) {
+  for (const char* name :
+       {"small", "default", "large", "small_1of4", "small_2of8", "dense_only", "xlarge"}) {
     const std::regex entry(std::string("\"") + name + "\"\\s*:\\s*\\{([^}]*)\\}");
     std::smatch m;
     if (!std::regex_search(json, m, entry)) {

@@ -86,7 +86,8 @@ struct DeviceCaps {
   std::string describe() const;  // "8x8 2:4, 8/32 bit, AXI 64, act 2048 wgt 256 epi 64 acc 2048"
 
   // The named configurations of rtl/configs.json with the buffer capacities the top is built
-  // with (small, default, large, small_1of4, small_2of8). Throws on an unknown name.
+  // with (small, default, large, xlarge, small_1of4, small_2of8, dense_only). Throws on an
+  // unknown name.
   static DeviceCaps named(std::string_view name);
 };
 
@@ -184,6 +185,9 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
   //   small / small_1of4 / small_2of8: a quarter of the PEs, 256 / 64 / 16 / 256.
   //   large: 16 x 16 with the default buffers and 512 records (32 tiles of 40-byte records); its
   //     peak is 4x the default's on the same 64-bit bus, so large GEMMs are DMA-bound on it.
+  //   xlarge: 32 x 32 with large's buffers and 1024 records (32 tiles of 80-byte records), for
+  //     the production shapes of make bench; 8x the default's peak on the same 64-bit bus (the
+  //     command processor takes at most 64 bits), so it shows where a bigger array stops paying.
   //   dense_only: default with the N:M support compiled out (same multipliers), the baseline
   //     of the equal-area comparison (docs/fpga.md).
   DeviceCaps c;
@@ -209,9 +213,18 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
     c.epi_entries = 64;
     c.acc_entries = 2048;
     c.epi_lanes = 8;
+  } else if (name == "xlarge") {
+    c.rows = 32;
+    c.cols = 32;
+    c.act_entries = 2048;
+    c.wgt_records = 1024;
+    c.epi_entries = 64;
+    c.acc_entries = 2048;
+    c.epi_lanes = 16;
   } else {
-    throw std::invalid_argument("unknown device configuration '" + std::string(name) +
-                                "' (small, default, large, small_1of4, small_2of8, dense_only)");
+    throw std::invalid_argument(
+        "unknown device configuration '" + std::string(name) +
+        "' (small, default, large, xlarge, small_1of4, small_2of8, dense_only)");
   }
   // Derived as nmsa_top derives them: ROWS + COLS + PeLatency - 2, and a row-FIFO credit for
   // every row in flight through the epilogue, rounded up to a power of two.
