@@ -667,11 +667,9 @@ int cmd_run(const RunArgs& a) {
   }
   std::vector<std::pair<std::string, std::string>> written;
   for (const auto& [name, path] : files) {
-    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    if (!dir.empty()) std::filesystem::create_directories(dir);
     written.push_back(npy_output(path, nmsa::npy_from_tensor(outputs.at(name))));
   }
-  nmsa::write_files_atomically(written);
+  nmsa::write_files_creating_directories(written);
   for (const auto& [name, path] : files) std::printf("wrote %s (output '%s')\n", path.c_str(), name.c_str());
   return 0;
 }
@@ -734,9 +732,8 @@ int cmd_sweep(const SweepArgs& a) {
                                      : "never");
   }
   const std::filesystem::path dir(a.out);
-  std::filesystem::create_directories(dir);
-  nmsa::write_files_atomically({{(dir / "sweep.json").string(), nmsa::lens_json(r)},
-                                {(dir / "sweep.html").string(), nmsa::lens_html(r)}});
+  nmsa::write_files_creating_directories({{(dir / "sweep.json").string(), nmsa::lens_json(r)},
+                                          {(dir / "sweep.html").string(), nmsa::lens_html(r)}});
   std::printf("\nwrote %s and %s\n", (dir / "sweep.json").c_str(), (dir / "sweep.html").c_str());
   return 0;
 }

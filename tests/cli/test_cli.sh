@@ -199,6 +199,9 @@ expect sweep-empty-family 2 '--family: must not be empty' -- sweep --family '' -
 expect prune-empty-in   2 '^in: must not be empty'              -- prune '' "$tmp/v9.npy"
 printf 'x' > "$tmp/afile"
 expect sweep-out-file   2 "--out .*afile: not a directory" -- sweep --family mlp --out "$tmp/afile"
+# Outputs in new directories: made on success; a failed write leaves none behind.
+expect run-output-new-dir 0 "wrote .*/newdir/sub/y.npy" -- run "$softmax" --input "$tmp/x13.npy" --output "$tmp/newdir/sub/y.npy" --backend model
+expect run-output-under-file 2 "afile/sub: cannot create the directory: Not a directory" -- run "$softmax" --input "$tmp/x13.npy" --output "$tmp/afile/sub/y.npy" --backend model
 
 # Every subcommand, held to exit code 2 for an unknown option and for a stray positional, with a
 # message naming it, before it reads or writes anything.

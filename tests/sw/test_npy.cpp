@@ -487,6 +487,28 @@ TEST(FileIo, DirectoryAmongSeveralOutputsChangesNothing) {
   std::filesystem::remove(dir);
 }
 
+// Outputs in directories that do not exist yet: made on success, and on a failed write removed
+// again (`nmsa run --output` into a new directory left it behind, empty, when a write failed).
+TEST(FileIo, FailedWriteRemovesTheDirectoriesItCreated) {
+  TempFiles temp;
+  const std::filesystem::path root = temp("new_root");
+  const std::string nested = (root / "a" / "b" / "out.bin").string();
+  const std::string blocked = temp("blocked.bin");
+  std::filesystem::create_directory(blocked);  // a directory where a file must go
+  try {
+    write_files_creating_directories({{nested, "x"}, {blocked, "y"}});
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), blocked + ": cannot write: a directory, not a file");
+  }
+  EXPECT_FALSE(std::filesystem::exists(root)) << root << " was left behind";
+  EXPECT_TRUE(std::filesystem::is_directory(blocked));  // not created here: kept
+  write_files_creating_directories({{nested, "x"}});
+  EXPECT_EQ(read_regular_file(nested), "x");
+  std::filesystem::remove_all(root);
+  std::filesystem::remove(blocked);
+}
+
 // The element count never wraps: a zero dimension beside huge ones is 0 elements, and a product
 // beyond int64 is an error naming the shape.
 TEST(Npy, ElementCountIsChecked) {

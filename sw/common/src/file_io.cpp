@@ -132,4 +132,35 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
   }
 }
 
+void write_files_creating_directories(
+    const std::vector<std::pair<std::string, std::string>>& files) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> created;  // outermost first, as they were made
+  const auto remove_created = [&] {
+    for (auto it = created.rbegin(); it != created.rend(); ++it) {
+      std::error_code ignored;
+      fs::remove(*it, ignored);  // removes only what is still empty
+    }
+  };
+  try {
+    for (const auto& file : files) {
+      fs::path missing;
+      for (const fs::path& part : fs::path(file.first).parent_path()) {
+        missing /= part;
+        if (fs::exists(missing)) continue;
+        fs::create_directory(missing);
+        created.push_back(missing);
+      }
+    }
+    write_files_atomically(files);
+  } catch (const fs::filesystem_error& e) {
+    remove_created();
+    throw std::runtime_error(e.path1().string() + ": cannot create the directory: " +
+                             e.code().message());
+  } catch (...) {
+    remove_created();
+    throw;
+  }
+}
+
 }  // namespace nmsa

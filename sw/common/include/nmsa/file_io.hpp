@@ -32,4 +32,10 @@ void require_output_path(const std::string& path);
 // each file already renamed over: no output is left new or changed.
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
+// write_files_atomically, after creating the directories the paths name that do not exist yet.
+// When the write fails, the directories it created are removed again: a failed command leaves no
+// empty output directory behind.
+void write_files_creating_directories(
+    const std::vector<std::pair<std::string, std::string>>& files);
+
 }  // namespace nmsa
