@@ -128,6 +128,31 @@ void choose_mode(DeviceGemm& g, LayerReport& rep, const DeviceCaps& caps, const 
   }
 }
 
+
+// The weight and bias of a Conv followed by an inference BatchNormalization, as one Conv:
+// W'[m] = W[m]·g[m], b'[m] = (b[m] - mean[m])·g[m] + B[m] with g = scale / sqrt(var + eps).
+// `bias` may be null (a Conv without one); the BatchNormalization's four tensors are float
+// vectors of W's output channels, as the caller has checked.
+std::pair<Tensor, Tensor> fold_batch_norm(const Tensor& w, const Tensor* bias, const Tensor& scale,
+                                          const Tensor& shift, const Tensor& mean,
+                                          const Tensor& var, double eps) {
+  const std::int64_t m = w.shape[0];
+  const std::int64_t per = w.size() / m;
+  Tensor w2 = w;
+  Tensor b2 = Tensor::zeros(ElementType::FLOAT, {m});
+  for (std::int64_t o = 0; o < m; ++o) {
+    const auto u = static_cast<std::size_t>(o);
+    const double g = scale.floats[u] / std::sqrt(double{var.floats[u]} + eps);
+    for (std::int64_t k = 0; k < per; ++k) {
+      const auto at = static_cast<std::size_t>(o * per + k);
+      w2.floats[at] = static_cast<float>(w.floats[at] * g);
+    }
+    const double b = bias != nullptr ? bias->floats[u] : 0.0;
+    b2.floats[u] = static_cast<float>((b - mean.floats[u]) * g + shift.floats[u]);
+  }
+  return {std::move(w2), std::move(b2)};
+}
+
 }  // namespace
 
 Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
@@ -242,8 +267,8 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
   for (const ValueInfo& o : graph_.outputs) graph_outputs.insert(o.name);
 
   // A BatchNormalization (inference) right after a Conv with constant weights is folded into
-  // it: W'[m] = W[m]·g[m], b'[m] = (b[m] - mean[m])·g[m] + B[m] with g = scale / sqrt(var + eps),
-  // so the device's GEMM computes both. The Conv then writes the BatchNormalization's output.
+  // it (fold_batch_norm), so the device's GEMM computes both. The Conv then writes the
+  // BatchNormalization's output.
   if (options_.fuse) {
     for (const std::size_t i : order_) {
       Node& bn = graph_.nodes[i];
@@ -271,21 +296,9 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
         p.push_back(t);
       }
       if (!foldable) continue;
-      const std::int64_t m = w->shape[0];
-      const std::int64_t per = w->size() / m;
-      const double eps = bn.attr_float("epsilon", 1e-5f);
-      Tensor w2 = *w;
-      Tensor b2 = Tensor::zeros(ElementType::FLOAT, {m});
-      for (std::int64_t o = 0; o < m; ++o) {
-        const auto u = static_cast<std::size_t>(o);
-        const double g = p[0]->floats[u] / std::sqrt(double{p[3]->floats[u]} + eps);
-        for (std::int64_t k = 0; k < per; ++k) {
-          const auto at = static_cast<std::size_t>(o * per + k);
-          w2.floats[at] = static_cast<float>(w->floats[at] * g);
-        }
-        const double b = has_bias ? graph_.initializers.at(conv.input(2)).floats[u] : 0.0;
-        b2.floats[u] = static_cast<float>((b - p[2]->floats[u]) * g + p[1]->floats[u]);
-      }
+      auto [w2, b2] = fold_batch_norm(
+          *w, has_bias ? &graph_.initializers.at(conv.input(2)) : nullptr, *p[0], *p[1], *p[2],
+          *p[3], bn.attr_float("epsilon", 1e-5f));
       const std::string w_name = conv.name + ".weight_with_" + bn.name;
       const std::string b_name = conv.name + ".bias_with_" + bn.name;
       graph_.initializers[w_name] = std::move(w2);
