@@ -38,10 +38,18 @@ ElementType element_type_of(NpyDtype d) {
   return ElementType::FLOAT;
 }
 
+// Element i of `size` bytes, little-endian as .npy files hold them ('<' in the header), whatever
+// the host's byte order.
 std::uint64_t load_bits(const NpyArray& a, std::size_t i, std::size_t size) {
   std::uint64_t bits = 0;
   for (std::size_t b = 0; b < size; ++b) bits |= std::uint64_t{a.bytes[i * size + b]} << (8 * b);
   return bits;
+}
+
+void store_bits(NpyArray& a, std::size_t i, std::size_t size, std::uint64_t bits) {
+  for (std::size_t b = 0; b < size; ++b) {
+    a.bytes[i * size + b] = static_cast<std::uint8_t>(bits >> (8 * b));
+  }
 }
 
 // Element i of an integer or bool array, sign- or zero-extended.
@@ -50,7 +58,9 @@ std::int64_t load_int(const NpyArray& a, std::size_t i) {
   std::uint64_t bits = load_bits(a, i, size);
   const bool is_signed = a.dtype == NpyDtype::kInt8 || a.dtype == NpyDtype::kInt16 ||
                          a.dtype == NpyDtype::kInt32 || a.dtype == NpyDtype::kInt64;
-  if (is_signed && size < 8 && (bits >> (8 * size - 1)) != 0) bits |= ~std::uint64_t{0} << (8 * size);
+  if (is_signed && size < 8 && (bits >> (8 * size - 1)) != 0) {
+    bits |= ~std::uint64_t{0} << (8 * size);
+  }
   return static_cast<std::int64_t>(bits);
 }
 
@@ -105,7 +115,7 @@ NpyArray npy_from_tensor(const Tensor& tensor) {
     } else {
       bits = static_cast<std::uint64_t>(tensor.ints[i]);
     }
-    for (std::size_t b = 0; b < size; ++b) a.bytes[i * size + b] = static_cast<std::uint8_t>(bits >> (8 * b));
+    store_bits(a, i, size, bits);
   }
   return a;
 }
