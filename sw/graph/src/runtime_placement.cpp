@@ -128,7 +128,6 @@ void choose_mode(DeviceGemm& g, LayerReport& rep, const DeviceCaps& caps, const 
   }
 }
 
-
 // The weight and bias of a Conv followed by an inference BatchNormalization, as one Conv:
 // W'[m] = W[m]·g[m], b'[m] = (b[m] - mean[m])·g[m] + B[m] with g = scale / sqrt(var + eps).
 // `bias` may be null (a Conv without one); the BatchNormalization's four tensors are float

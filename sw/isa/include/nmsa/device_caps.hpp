@@ -186,7 +186,7 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
   //   large: 16 x 16 with the default buffers and 512 records (32 tiles of 40-byte records); its
   //     peak is 4x the default's on the same 64-bit bus, so large GEMMs are DMA-bound on it.
   //   xlarge: 32 x 32 with large's buffers and 1024 records (32 tiles of 80-byte records), for
-  //     the production shapes of make bench; 8x the default's peak on the same 64-bit bus (the
+  //     the production shapes of make bench; 16x the default's peak on the same 64-bit bus (the
   //     command processor takes at most 64 bits), so it shows where a bigger array stops paying.
   //   dense_only: default with the N:M support compiled out (same multipliers), the baseline
   //     of the equal-area comparison (docs/fpga.md).
