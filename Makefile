@@ -128,7 +128,9 @@ board: deps
 
 # The benchmarks (docs/verification.md): each exits non-zero when a deterministic figure misses its
 # target; `ctest -L bench` runs the same checks without the model build times.
-# The build gets the top models of rtl/configs.json's bench_configs as well (NMSA_BENCH_CONFIGS).
+# The build gets the top models of rtl/configs.json's bench_configs as well (NMSA_BENCH_CONFIGS,
+# which stays on in $(BUILD_DIR): later builds there keep those models; -DNMSA_BENCH_CONFIGS=OFF
+# drops them).
 bench: deps configure
 	cmake -S . -B $(BUILD_DIR) -DNMSA_BENCH_CONFIGS=ON
 	cmake --build $(BUILD_DIR) -j $(JOBS)
