@@ -140,6 +140,14 @@ void add_int_attribute(onnx::NodeProto& node, const std::string& name, std::int6
   a->set_i(value);
 }
 
+void add_ints_attribute(onnx::NodeProto& node, const std::string& name,
+                        const std::vector<std::int64_t>& values) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (const std::int64_t v : values) a->add_ints(v);
+}
+
 // A float [batch x features] value: the graph's input and output.
 void set_batch_value(onnx::ValueInfoProto& v, const std::string& name, std::int64_t features) {
   v.set_name(name);
@@ -298,6 +306,111 @@ std::string serialize(const Int8Mlp& model, const std::string& graph_name, const
   return to_bytes(m, what);
 }
 
+// The checks of serialize(Mlp) for a CNN: its layers' shapes follow from its shape, every value
+// is finite.
+void validate(const Cnn& model, const std::string& graph_name, const std::string& what) {
+  auto bad = [&](const std::string& why) { throw std::invalid_argument(what + ": " + why); };
+  if (graph_name.empty()) bad("the graph name is empty (ONNX requires one)");
+  const CnnShape& s = model.shape;
+  const std::size_t expected = s.convs.size() + s.hidden.size() + 1;
+  if (model.params.layers.size() != expected) {
+    bad("the shape has " + std::to_string(expected) + " trainable layers, the model " +
+        std::to_string(model.params.layers.size()));
+  }
+  std::int64_t k = flattened_features(s);
+  for (std::size_t i = 0; i < model.params.layers.size(); ++i) {
+    const MlpLayer& l = model.params.layers[i];
+    const std::string name = cnn_layer_name(model, i);
+    std::int64_t want_rows = 0, want_cols = 0;
+    if (i < s.convs.size()) {
+      want_rows = s.convs[i].out_channels;
+      want_cols = std::int64_t{conv_input_map(s, i).channels} * s.convs[i].kernel * s.convs[i].kernel;
+    } else {
+      const std::size_t fc = i - s.convs.size();
+      want_rows = fc < s.hidden.size() ? s.hidden[fc] : s.classes;
+      want_cols = k;
+      k = want_rows;
+    }
+    if (l.w.rows() != want_rows || l.w.cols() != want_cols || l.b.size() != want_rows) {
+      bad(name + ".weight is " + shape_str(l.w.rows(), l.w.cols()) + " with " +
+          std::to_string(l.b.size()) + " biases, the shape needs " +
+          shape_str(want_rows, want_cols));
+    }
+    const std::string w_bad = first_non_finite(l.w.data(), l.w.rows(), l.w.cols(), false);
+    if (!w_bad.empty()) bad(name + ".weight" + w_bad);
+    const std::string b_bad = first_non_finite(l.b.data(), l.b.size(), 1, true);
+    if (!b_bad.empty()) bad(name + ".bias" + b_bad);
+  }
+}
+
+std::string serialize(const Cnn& model, const std::string& graph_name, const std::string& doc,
+                      const std::string& what) {
+  validate(model, graph_name, what);
+  const CnnShape& s = model.shape;
+  const std::string description =
+      doc.empty() ? "nmsa CNN: the [batch x C*H*W] input reshaped to NCHW; per block Conv (\"same\" "
+                    "padding, weights [M, C, KH, KW]), Relu and a 2x2 MaxPool; Flatten; Gemm "
+                    "layers (transB = 1) with Relu between them; logits out"
+                  : doc;
+  onnx::ModelProto m = new_model(graph_name, description, std::int64_t{s.channels} * s.height * s.width,
+                                 s.classes);
+  onnx::GraphProto& g = *m.mutable_graph();
+
+  // The images arrive as rows of pixels, as the MLP's do (the same .npy feeds both models).
+  const std::vector<std::int64_t> nchw{-1, s.channels, s.height, s.width};
+  {
+    onnx::TensorProto* t = g.add_initializer();
+    t->set_name("input_shape");
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(4);
+    for (const std::int64_t d : nchw) t->add_int64_data(d);
+  }
+  std::string x = "input_nchw";
+  add_node(g, "Reshape", "reshape_input", {INPUT_NAME, "input_shape"}, x);
+  for (std::size_t i = 0; i < s.convs.size(); ++i) {
+    const MlpLayer& l = model.params.layers[i];
+    const std::string name = cnn_layer_name(model, i);
+    const std::int64_t kernel = s.convs[i].kernel;
+    const std::int64_t c_in = conv_input_map(s, i).channels;
+    // [M x C*KH*KW] row-major is [M, C, KH, KW] in ONNX's order.
+    add_initializer(g, name + ".weight", {l.w.rows(), c_in, kernel, kernel}, l.w.data(),
+                    static_cast<std::size_t>(l.w.size()));
+    add_initializer(g, name + ".bias", {l.b.size()}, l.b.data(), static_cast<std::size_t>(l.b.size()));
+    onnx::NodeProto* conv =
+        add_node(g, "Conv", name, {x, name + ".weight", name + ".bias"}, name + ".out");
+    add_ints_attribute(*conv, "kernel_shape", {kernel, kernel});
+    const std::int64_t pad = kernel / 2;
+    add_ints_attribute(*conv, "pads", {pad, pad, pad, pad});
+    add_node(g, "Relu", name + ".relu", {name + ".out"}, name + ".relu.out");
+    x = name + ".relu.out";
+    if (s.convs[i].pool) {
+      onnx::NodeProto* pool = add_node(g, "MaxPool", name + ".pool", {x}, name + ".pool.out");
+      add_ints_attribute(*pool, "kernel_shape", {2, 2});
+      add_ints_attribute(*pool, "strides", {2, 2});
+      x = name + ".pool.out";
+    }
+  }
+  add_int_attribute(*add_node(g, "Flatten", "flatten", {x}, "flatten.out"), "axis", 1);
+  x = "flatten.out";
+  for (std::size_t i = s.convs.size(); i < model.params.layers.size(); ++i) {
+    const MlpLayer& l = model.params.layers[i];
+    const std::string name = cnn_layer_name(model, i);
+    const bool last = i + 1 == model.params.layers.size();
+    add_initializer(g, name + ".weight", {l.w.rows(), l.w.cols()}, l.w.data(),
+                    static_cast<std::size_t>(l.w.size()));
+    add_initializer(g, name + ".bias", {l.b.size()}, l.b.data(), static_cast<std::size_t>(l.b.size()));
+    const std::string y = last ? std::string(OUTPUT_NAME) : name + ".out";
+    add_int_attribute(*add_node(g, "Gemm", name, {x, name + ".weight", name + ".bias"}, y),
+                      "transB", 1);
+    x = y;
+    if (!last) {
+      add_node(g, "Relu", name + ".relu", {x}, name + ".relu.out");
+      x = name + ".relu.out";
+    }
+  }
+  return to_bytes(m, what);
+}
+
 }  // namespace
 
 std::string serialize_int8_mlp_onnx(const Int8Mlp& model, const std::string& graph_name,
@@ -309,6 +422,16 @@ void export_int8_mlp_onnx(const Int8Mlp& model, const std::string& path,
                           const std::string& graph_name, const std::string& doc) {
   write_file_atomically(path,
                         serialize(model, graph_name, doc, path + ": cannot export the INT8 MLP"));
+}
+
+std::string serialize_cnn_onnx(const Cnn& model, const std::string& graph_name,
+                               const std::string& doc) {
+  return serialize(model, graph_name, doc, "serialize_cnn_onnx");
+}
+
+void export_cnn_onnx(const Cnn& model, const std::string& path, const std::string& graph_name,
+                     const std::string& doc) {
+  write_file_atomically(path, serialize(model, graph_name, doc, path + ": cannot export the CNN"));
 }
 
 std::string serialize_mlp_onnx(const Mlp& model, const std::string& graph_name,

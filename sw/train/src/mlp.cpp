@@ -2,19 +2,15 @@
 #include "nmsa/mlp.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <memory>
 #include <numeric>
 #include <random>
 #include <stdexcept>
 
+#include "dense_stack.hpp"
+#include "model_file.hpp"
 #include "nmsa/file_io.hpp"
 #include "nmsa/progress.hpp"
 
@@ -70,6 +66,17 @@ std::vector<int> Mlp::sizes() const {
   return s;
 }
 
+MlpLayer make_he_uniform_layer(int n_out, int k, std::mt19937_64& rng) {
+  MlpLayer l;
+  l.w.resize(n_out, k);
+  const float bound = std::sqrt(6.0f / static_cast<float>(k));
+  for (Eigen::Index j = 0; j < l.w.size(); ++j) {
+    l.w.data()[j] = (2.0f * uniform01(rng) - 1.0f) * bound;
+  }
+  l.b = VectorF::Zero(n_out);
+  return l;
+}
+
 Mlp make_mlp(const std::vector<int>& sizes, std::uint64_t seed) {
   if (sizes.size() < 2) throw std::invalid_argument("make_mlp: need at least two layer sizes");
   for (int s : sizes) {
@@ -78,14 +85,7 @@ Mlp make_mlp(const std::vector<int>& sizes, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   Mlp m;
   for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
-    MlpLayer l;
-    l.w.resize(sizes[i + 1], sizes[i]);
-    const float bound = std::sqrt(6.0f / static_cast<float>(sizes[i]));
-    for (Eigen::Index j = 0; j < l.w.size(); ++j) {
-      l.w.data()[j] = (2.0f * uniform01(rng) - 1.0f) * bound;
-    }
-    l.b = VectorF::Zero(sizes[i + 1]);
-    m.layers.push_back(std::move(l));
+    m.layers.push_back(make_he_uniform_layer(sizes[i + 1], sizes[i], rng));
   }
   return m;
 }
@@ -99,19 +99,20 @@ MatrixF mlp_forward(const Mlp& model, const MatrixF& x) {
   return a;
 }
 
-double mlp_loss(const Mlp& model, const MatrixF& x, const std::vector<std::uint8_t>& labels,
-                MlpGradients* grads) {
-  check_batch(model, x, labels);
-  const std::size_t n_layers = model.layers.size();
-  // acts[i] is the input of layer i; acts[n_layers] the logits.
-  std::vector<MatrixF> acts(n_layers + 1);
+void dense_stack_forward(const Mlp& model, std::size_t first, const MatrixF& x,
+                         std::vector<MatrixF>& acts) {
+  const std::size_t n = model.layers.size() - first;
+  acts.resize(n + 1);
   acts[0] = x;
-  for (std::size_t i = 0; i < n_layers; ++i) {
-    acts[i + 1] = affine(acts[i], model.layers[i]);
-    if (i + 1 < n_layers) acts[i + 1] = acts[i + 1].cwiseMax(0.0f);
+  for (std::size_t j = 0; j < n; ++j) {
+    acts[j + 1] = affine(acts[j], model.layers[first + j]);
+    if (j + 1 < n) acts[j + 1] = acts[j + 1].cwiseMax(0.0f);
   }
-  const Eigen::Index rows = x.rows();
-  MatrixF& logits = acts[n_layers];
+}
+
+double softmax_cross_entropy(MatrixF& logits, const std::vector<std::uint8_t>& labels,
+                             bool gradient) {
+  const Eigen::Index rows = logits.rows();
   // Softmax in place, shifted by the row maximum; the loss in double.
   double loss = 0.0;
   for (Eigen::Index r = 0; r < rows; ++r) {
@@ -123,21 +124,41 @@ double mlp_loss(const Mlp& model, const MatrixF& x, const std::vector<std::uint8
     row = row.array().exp() / static_cast<float>(std::exp(lse));
   }
   loss /= static_cast<double>(std::max<Eigen::Index>(rows, 1));
-  if (grads == nullptr) return loss;
+  if (!gradient) return loss;
+  // softmax - onehot, over the batch mean
+  for (Eigen::Index r = 0; r < rows; ++r) logits(r, labels[static_cast<std::size_t>(r)]) -= 1.0f;
+  logits /= static_cast<float>(std::max<Eigen::Index>(rows, 1));
+  return loss;
+}
 
-  grads->dw.resize(n_layers);
-  grads->db.resize(n_layers);
-  MatrixF dz = std::move(logits);  // softmax - onehot, over the batch mean
-  for (Eigen::Index r = 0; r < rows; ++r) dz(r, labels[static_cast<std::size_t>(r)]) -= 1.0f;
-  dz /= static_cast<float>(std::max<Eigen::Index>(rows, 1));
-  for (std::size_t i = n_layers; i-- > 0;) {
-    grads->dw[i].noalias() = dz.transpose() * acts[i];
-    grads->db[i] = dz.colwise().sum().transpose();
-    if (i == 0) break;
+MatrixF dense_stack_backward(const Mlp& model, std::size_t first,
+                             const std::vector<MatrixF>& acts, MatrixF dz, MlpGradients& grads,
+                             bool input_gradient) {
+  for (std::size_t j = model.layers.size() - first; j-- > 0;) {
+    const std::size_t i = first + j;
+    grads.dw[i].noalias() = dz.transpose() * acts[j];
+    grads.db[i] = dz.colwise().sum().transpose();
+    if (j == 0) break;
     MatrixF da = dz * model.layers[i].w;
-    // ReLU: acts[i] > 0 exactly where the pre-activation was positive.
-    dz = (acts[i].array() > 0.0f).select(da, 0.0f);
+    // ReLU: acts[j] > 0 exactly where the pre-activation was positive.
+    dz = (acts[j].array() > 0.0f).select(da, 0.0f);
   }
+  if (!input_gradient) return MatrixF();
+  return dz * model.layers[first].w;
+}
+
+double mlp_loss(const Mlp& model, const MatrixF& x, const std::vector<std::uint8_t>& labels,
+                MlpGradients* grads) {
+  check_batch(model, x, labels);
+  // acts[i] is the input of layer i; acts.back() the logits.
+  std::vector<MatrixF> acts;
+  dense_stack_forward(model, 0, x, acts);
+  const double loss = softmax_cross_entropy(acts.back(), labels, grads != nullptr);
+  if (grads == nullptr) return loss;
+  grads->dw.resize(model.layers.size());
+  grads->db.resize(model.layers.size());
+  MatrixF dz = std::move(acts.back());
+  dense_stack_backward(model, 0, acts, std::move(dz), *grads, false);
   return loss;
 }
 
@@ -170,7 +191,8 @@ double SgdOptimizer::step(Mlp& model, const MatrixF& x, const std::vector<std::u
   if (velocity_.dw.size() != model.layers.size()) {
     throw std::invalid_argument("SgdOptimizer: the model's layers changed since construction");
   }
-  const double loss = mlp_loss(model, x, labels, &grads_);
+  const double loss = options_.loss ? options_.loss(model, x, labels, &grads_)
+                                    : mlp_loss(model, x, labels, &grads_);
   const float lr = options_.learning_rate;
   const float mu = options_.momentum;
   const float wd = options_.weight_decay;
@@ -193,7 +215,11 @@ double SgdOptimizer::step(Mlp& model, const MatrixF& x, const std::vector<std::u
 
 double train(Mlp& model, const MatrixF& x, const std::vector<std::uint8_t>& labels,
              const TrainOptions& options, const StepHook& before_step) {
-  check_batch(model, x, labels);
+  if (!options.loss) check_batch(model, x, labels);
+  if (static_cast<std::size_t>(x.rows()) != labels.size()) {
+    throw std::invalid_argument("train: " + std::to_string(x.rows()) + " rows but " +
+                                std::to_string(labels.size()) + " labels");
+  }
   if (options.batch_size <= 0 || options.epochs < 0) {
     throw std::invalid_argument("train: batch_size must be positive and epochs non-negative");
   }
@@ -430,123 +456,18 @@ double train_with_gradual_pruning(Mlp& model, const MatrixF& x,
 // --- Model files ---------------------------------------------------------------------------------
 
 namespace {
-
 constexpr char kMlpMagic[8] = {'N', 'M', 'S', 'A', 'M', 'L', 'P', '\0'};
 constexpr std::uint32_t kMlpVersion = 1;
-constexpr std::uint32_t kMaxDim = 1u << 20;
-constexpr std::uint32_t kMaxLayers = 64;
-
-static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559);
-
-bool host_is_little_endian() {
-  const std::uint32_t one = 1;
-  unsigned char c = 0;
-  std::memcpy(&c, &one, 1);
-  return c == 1;
-}
-
-void put_u32(std::string& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-void put_floats(std::string& out, const float* p, std::size_t n) {
-  out.append(reinterpret_cast<const char*>(p), n * 4);
-}
-
-[[noreturn]] void bad_file(const std::string& path, const std::string& what) {
-  throw std::runtime_error(path + ": " + what);
-}
-
 }  // namespace
 
 void save_mlp(const Mlp& model, const std::string& path) {
-  if (!host_is_little_endian()) throw std::runtime_error("save_mlp: big-endian host unsupported");
-  std::string out(kMlpMagic, sizeof kMlpMagic);
-  put_u32(out, kMlpVersion);
-  put_u32(out, static_cast<std::uint32_t>(model.layers.size()));
-  for (const auto& l : model.layers) {
-    put_u32(out, static_cast<std::uint32_t>(l.w.rows()));
-    put_u32(out, static_cast<std::uint32_t>(l.w.cols()));
-    put_u32(out, l.mask.size() != 0 ? 1u : 0u);
-    put_floats(out, l.w.data(), static_cast<std::size_t>(l.w.size()));
-    put_floats(out, l.b.data(), static_cast<std::size_t>(l.b.size()));
-    for (Eigen::Index j = 0; j < l.mask.size(); ++j)
-      out.push_back(l.mask.data()[j] != 0.0f ? 1 : 0);
-  }
-  write_file_atomically(path, out);
+  write_file_atomically(path, model_file_bytes(kMlpMagic, kMlpVersion, {}, model));
 }
 
 Mlp load_mlp(const std::string& path) {
-  if (!host_is_little_endian()) throw std::runtime_error("load_mlp: big-endian host unsupported");
-  // Through read_regular_file: a device or FIFO given as a model would be read until memory ran out.
-  const std::string bytes = read_regular_file(path);
-  std::size_t at = 0;
-  auto need = [&](std::size_t n, const char* what) {
-    if (bytes.size() - at < n) {
-      bad_file(path, std::string("truncated in ") + what + " at byte " + std::to_string(at) +
-                         " (file is " + std::to_string(bytes.size()) + " bytes)");
-    }
-  };
-  auto u32 = [&](const char* what) {
-    need(4, what);
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i)
-      v |= std::uint32_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
-    at += 4;
-    return v;
-  };
-  need(sizeof kMlpMagic, "the magic");
-  if (std::memcmp(bytes.data(), kMlpMagic, sizeof kMlpMagic) != 0) {
-    bad_file(path, "not an nmsa MLP file (wrong magic)");
-  }
-  at = sizeof kMlpMagic;
-  const std::uint32_t version = u32("the version");
-  if (version != kMlpVersion) {
-    bad_file(path, "unsupported version " + std::to_string(version) + " (this build reads " +
-                       std::to_string(kMlpVersion) + ")");
-  }
-  const std::uint32_t n_layers = u32("the layer count");
-  if (n_layers == 0 || n_layers > kMaxLayers) {
-    bad_file(path, "implausible layer count " + std::to_string(n_layers));
-  }
-  Mlp m;
-  for (std::uint32_t i = 0; i < n_layers; ++i) {
-    const std::string li = "layer " + std::to_string(i);
-    const std::uint32_t rows = u32("a layer header");
-    const std::uint32_t cols = u32("a layer header");
-    const std::uint32_t has_mask = u32("a layer header");
-    if (rows == 0 || cols == 0 || rows > kMaxDim || cols > kMaxDim || has_mask > 1) {
-      bad_file(path, li + ": implausible header " + std::to_string(rows) + "x" +
-                         std::to_string(cols) + " mask flag " + std::to_string(has_mask));
-    }
-    if (i > 0 && cols != m.layers.back().w.rows()) {
-      bad_file(path, li + " has K = " + std::to_string(cols) + " but the previous layer has " +
-                         std::to_string(m.layers.back().w.rows()) + " outputs");
-    }
-    const std::size_t n = std::size_t{rows} * cols;
-    need(4 * (n + rows) + (has_mask ? n : 0), (li + " data").c_str());
-    MlpLayer l;
-    l.w.resize(rows, cols);
-    std::memcpy(l.w.data(), bytes.data() + at, 4 * n);
-    at += 4 * n;
-    l.b.resize(rows);
-    std::memcpy(l.b.data(), bytes.data() + at, 4 * std::size_t{rows});
-    at += 4 * std::size_t{rows};
-    if (has_mask) {
-      l.mask.resize(rows, cols);
-      for (std::size_t j = 0; j < n; ++j) {
-        const auto v = static_cast<unsigned char>(bytes[at + j]);
-        if (v > 1) bad_file(path, li + ": mask byte " + std::to_string(v) + " is not 0 or 1");
-        l.mask.data()[j] = static_cast<float>(v);
-      }
-      at += n;
-    }
-    if (!l.w.allFinite() || !l.b.allFinite()) bad_file(path, li + ": non-finite weight or bias");
-    m.layers.push_back(std::move(l));
-  }
-  if (at != bytes.size()) {
-    bad_file(path, std::to_string(bytes.size() - at) + " trailing bytes after the last layer");
-  }
+  ModelFileReader r(path, kMlpMagic, kMlpVersion, "MLP");
+  Mlp m = r.layers(/*chained=*/true);
+  r.expect_end();
   return m;
 }
 

@@ -24,6 +24,7 @@
 
 #include <string>
 
+#include "nmsa/cnn.hpp"
 #include "nmsa/int8_mlp.hpp"
 #include "nmsa/mlp.hpp"
 
@@ -48,6 +49,26 @@ std::string serialize_mlp_onnx(const Mlp& model, const std::string& graph_name =
 // `path` when the file cannot be written.
 void export_mlp_onnx(const Mlp& model, const std::string& path,
                      const std::string& graph_name = "nmsa_mlp", const std::string& doc = "");
+
+// The demo's CNN (nmsa/cnn.hpp) in FP32, as PyTorch's exporter gives a Sequential of Conv2d,
+// ReLU, MaxPool2d, Flatten and Linear layers:
+//
+//   input  float [batch x C*H*W]                    the image rows, as the MLP reads them
+//   reshape_input  Reshape to [batch, C, H, W]
+//   per block conv<i>:  Conv(x, conv<i>.weight [M, C, K, K], conv<i>.bias), pads K/2 on every
+//                       side; conv<i>.relu; conv<i>.pool MaxPool 2x2, stride 2 (if it pools)
+//   flatten  Flatten, axis 1 (NCHW order)
+//   fc<i>    Gemm(.., fc<i>.weight [N_out x K], fc<i>.bias), transB = 1; fc<i>.relu but after the last
+//   logits float [batch x classes]
+//
+// The Conv weight keeps nmsa's [M x C*K*K] row-major bytes, which are ONNX's [M, C, K, K]: N:M
+// groups along input channels x kernel window stay where the pruning put them. Throws
+// std::invalid_argument for layers that do not match the shape or a non-finite value (naming the
+// layer and the position).
+std::string serialize_cnn_onnx(const Cnn& model, const std::string& graph_name = "nmsa_cnn",
+                               const std::string& doc = "");
+void export_cnn_onnx(const Cnn& model, const std::string& path,
+                     const std::string& graph_name = "nmsa_cnn", const std::string& doc = "");
 
 // The statically quantized MLP (nmsa/int8_mlp.hpp) in ONNX's QDQ form, calibration included:
 //

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct Mlp {
 // and zero biases, drawn from `seed`.
 Mlp make_mlp(const std::vector<int>& sizes, std::uint64_t seed);
 
+// One such layer [n_out x k], its weights drawn from `rng` (make_mlp draws layer after layer).
+MlpLayer make_he_uniform_layer(int n_out, int k, std::mt19937_64& rng);
+
 // Logits [rows x classes] of x [rows x K].
 MatrixF mlp_forward(const Mlp& model, const MatrixF& x);
 
@@ -64,6 +68,12 @@ double mlp_loss(const Mlp& model, const MatrixF& x, const std::vector<std::uint8
 double evaluate_accuracy(const Mlp& model, const MatrixF& x,
                          const std::vector<std::uint8_t>& labels, int batch_size = 1000);
 
+// The loss of a batch and, with grads, its gradient: mlp_loss, or another network's loss over
+// the same trainable layers (cnn_loss, cnn.hpp).
+using LossFunction = std::function<double(const Mlp& model, const MatrixF& x,
+                                          const std::vector<std::uint8_t>& labels,
+                                          MlpGradients* grads)>;
+
 struct TrainOptions {
   int epochs = 1;
   int batch_size = 128;
@@ -78,6 +88,8 @@ struct TrainOptions {
   // Called after every epoch with the model and the epoch's number (1-based), e.g. to record a
   // validation curve or to drive a progress display.
   std::function<void(const Mlp& model, int epoch)> after_epoch;
+  // Empty: mlp_loss. Otherwise the network's own loss, which checks its batches itself.
+  LossFunction loss;
 };
 
 // SGD with momentum (PyTorch's form: v = momentum * v + g + wd * w; w -= lr * v). The velocity

@@ -1,0 +1,363 @@
+// Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
+//
+// The demo's CNN (cnn.hpp): its forward pass against a direct convolution, its gradients against
+// finite differences, training, pruning and its model file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../common/expect_throw.hpp"
+#include "../common/seed.hpp"
+#include "nmsa/cnn.hpp"
+
+namespace nmsa {
+namespace {
+
+using nmsa::testing::expect_throw_containing;
+using nmsa::testing::seed_note;
+using nmsa::testing::test_seed;
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("nmsa_test_cnn_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+void fill_normal(MatrixF& m, std::mt19937_64& rng, float sigma = 1.0f) {
+  std::normal_distribution<float> g(0.0f, sigma);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = g(rng);
+}
+
+// Two channels of 6 x 6, a pooled and an unpooled block, one hidden Linear layer.
+CnnShape small_shape() {
+  CnnShape s;
+  s.channels = 2;
+  s.height = 6;
+  s.width = 6;
+  s.convs = {{3, 3, true}, {4, 3, false}};
+  s.hidden = {5};
+  s.classes = 3;
+  return s;
+}
+
+// The network written out as ONNX defines it: NCHW tensors, Conv with W[M, C, KH, KW] and
+// pads k/2, Relu, MaxPool 2x2, Flatten, Gemm with transB. Shares no code with cnn.cpp.
+MatrixF reference_forward(const Cnn& m, const MatrixF& x) {
+  const CnnShape& s = m.shape;
+  MatrixF logits(x.rows(), s.classes);
+  for (Eigen::Index b = 0; b < x.rows(); ++b) {
+    int c_n = s.channels;
+    int h = s.height;
+    int w = s.width;
+    std::vector<float> t(x.row(b).data(), x.row(b).data() + x.cols());
+    for (std::size_t i = 0; i < s.convs.size(); ++i) {
+      const int k = s.convs[i].kernel;
+      const int o_n = s.convs[i].out_channels;
+      const MlpLayer& l = m.params.layers[i];
+      std::vector<float> out(static_cast<std::size_t>(o_n * h * w));
+      for (int o = 0; o < o_n; ++o) {
+        for (int y = 0; y < h; ++y) {
+          for (int xx = 0; xx < w; ++xx) {
+            double acc = l.b(o);
+            for (int c = 0; c < c_n; ++c) {
+              for (int ky = 0; ky < k; ++ky) {
+                for (int kx = 0; kx < k; ++kx) {
+                  const int iy = y + ky - k / 2;
+                  const int ix = xx + kx - k / 2;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                  acc += static_cast<double>(l.w(o, (c * k + ky) * k + kx)) *
+                         t[static_cast<std::size_t>((c * h + iy) * w + ix)];
+                }
+              }
+            }
+            out[static_cast<std::size_t>((o * h + y) * w + xx)] =
+                static_cast<float>(std::max(acc, 0.0));
+          }
+        }
+      }
+      c_n = o_n;
+      if (s.convs[i].pool) {
+        std::vector<float> pooled(static_cast<std::size_t>(c_n * (h / 2) * (w / 2)));
+        for (int c = 0; c < c_n; ++c) {
+          for (int y = 0; y < h / 2; ++y) {
+            for (int xx = 0; xx < w / 2; ++xx) {
+              float best = -INFINITY;
+              for (int dy = 0; dy < 2; ++dy) {
+                for (int dx = 0; dx < 2; ++dx) {
+                  best = std::max(best,
+                                  out[static_cast<std::size_t>((c * h + 2 * y + dy) * w + 2 * xx + dx)]);
+                }
+              }
+              pooled[static_cast<std::size_t>((c * (h / 2) + y) * (w / 2) + xx)] = best;
+            }
+          }
+        }
+        out = std::move(pooled);
+        h /= 2;
+        w /= 2;
+      }
+      t = std::move(out);
+    }
+    for (std::size_t i = s.convs.size(); i < m.params.layers.size(); ++i) {
+      const MlpLayer& l = m.params.layers[i];
+      std::vector<float> next(static_cast<std::size_t>(l.w.rows()));
+      for (Eigen::Index o = 0; o < l.w.rows(); ++o) {
+        double acc = l.b(o);
+        for (Eigen::Index j = 0; j < l.w.cols(); ++j) acc += double{l.w(o, j)} * t[static_cast<std::size_t>(j)];
+        const bool last = i + 1 == m.params.layers.size();
+        next[static_cast<std::size_t>(o)] = static_cast<float>(last ? acc : std::max(acc, 0.0));
+      }
+      t = std::move(next);
+    }
+    for (int c = 0; c < s.classes; ++c) logits(b, c) = t[static_cast<std::size_t>(c)];
+  }
+  return logits;
+}
+
+TEST(CnnTest, ForwardIsOnnxsConvReluPoolFlattenGemm) {
+  const auto seed = test_seed(3);
+  Cnn m = make_cnn(small_shape(), seed);
+  std::mt19937_64 rng(seed + 1);
+  for (auto& l : m.params.layers) {
+    MatrixF b(l.b.size(), 1);
+    fill_normal(b, rng, 0.1f);
+    l.b = b.col(0);
+  }
+  ASSERT_EQ(m.params.layers.size(), 4u);
+  EXPECT_EQ(m.params.layers[0].w.cols(), 2 * 9);      // C_in * 3 * 3
+  EXPECT_EQ(m.params.layers[1].w.cols(), 3 * 9);
+  EXPECT_EQ(m.params.layers[2].w.cols(), 4 * 3 * 3);  // 4 channels of 3 x 3 after one pool
+  EXPECT_EQ(flattened_features(m.shape), 36);
+  MatrixF x(3, 2 * 6 * 6);
+  fill_normal(x, rng);
+  const MatrixF got = cnn_forward(m, x);
+  const MatrixF want = reference_forward(m, x);
+  ASSERT_EQ(got.rows(), 3);
+  ASSERT_EQ(got.cols(), 3);
+  for (Eigen::Index i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got.data()[i], want.data()[i], 1e-4f * (1.0f + std::abs(want.data()[i])))
+        << "logit " << i << ", " << seed_note(seed);
+  }
+  EXPECT_EQ(cnn_layer_name(m, 0), "conv1");
+  EXPECT_EQ(cnn_layer_name(m, 1), "conv2");
+  EXPECT_EQ(cnn_layer_name(m, 2), "fc1");
+  EXPECT_EQ(cnn_layer_name(m, 3), "fc2");
+}
+
+TEST(CnnTest, GradientMatchesFiniteDifferences) {
+  const auto seed = test_seed(17);
+  Cnn m = make_cnn(small_shape(), seed);
+  std::mt19937_64 rng(seed + 2);
+  for (auto& l : m.params.layers) {
+    MatrixF b(l.b.size(), 1);
+    fill_normal(b, rng, 0.1f);
+    l.b = b.col(0);
+  }
+  MatrixF x(4, 2 * 6 * 6);
+  fill_normal(x, rng);
+  const std::vector<std::uint8_t> y = {0, 2, 1, 2};
+  MlpGradients grads;
+  cnn_loss(m, x, y, &grads);
+  ASSERT_EQ(grads.dw.size(), m.params.layers.size());
+  // Central differences in double over a float network: a step that crosses a ReLU kink or
+  // swaps a pool's maximum gives a wrong numeric value at that one weight, so the check is on
+  // each layer's whole gradient (relative error of the norm) and on how many single entries
+  // disagree, not on every entry.
+  const float h = 1e-3f;
+  for (std::size_t li = 0; li < m.params.layers.size(); ++li) {
+    MlpLayer& l = m.params.layers[li];
+    MatrixF numeric(l.w.rows(), l.w.cols());
+    for (Eigen::Index j = 0; j < l.w.size(); ++j) {
+      const float orig = l.w.data()[j];
+      l.w.data()[j] = orig + h;
+      const double up = cnn_loss(m, x, y);
+      l.w.data()[j] = orig - h;
+      const double down = cnn_loss(m, x, y);
+      l.w.data()[j] = orig;
+      numeric.data()[j] = static_cast<float>((up - down) / (2.0 * h));
+    }
+    const double rel = (grads.dw[li] - numeric).norm() / std::max(numeric.norm(), 1e-6f);
+    EXPECT_LT(rel, 2e-2) << cnn_layer_name(m, li) << ", " << seed_note(seed);
+    long off = 0;
+    for (Eigen::Index j = 0; j < numeric.size(); ++j) {
+      const float n = numeric.data()[j];
+      if (std::abs(grads.dw[li].data()[j] - n) > 1e-3f + 1e-2f * std::abs(n)) ++off;
+    }
+    EXPECT_LE(off, std::max<long>(1, numeric.size() / 50))
+        << cnn_layer_name(m, li) << ", " << seed_note(seed);
+    VectorF numeric_b(l.b.size());
+    for (Eigen::Index j = 0; j < l.b.size(); ++j) {
+      const float orig = l.b(j);
+      l.b(j) = orig + h;
+      const double up = cnn_loss(m, x, y);
+      l.b(j) = orig - h;
+      const double down = cnn_loss(m, x, y);
+      l.b(j) = orig;
+      numeric_b(j) = static_cast<float>((up - down) / (2.0 * h));
+    }
+    EXPECT_LT((grads.db[li] - numeric_b).norm() / std::max(numeric_b.norm(), 1e-6f), 2e-2)
+        << cnn_layer_name(m, li) << " bias, " << seed_note(seed);
+  }
+}
+
+// 8 x 8 images, four classes: a bright 2 x 2 spot in one of the four quadrants, at a random place
+// inside it, over noise. Needs the convolutions' translation invariance, not one pixel.
+void make_spots(int n, std::uint64_t seed, MatrixF& x, std::vector<std::uint8_t>& y) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 0.1f);
+  x.resize(n, 64);
+  y.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    for (int p = 0; p < 64; ++p) x(i, p) = noise(rng);
+    const int c = static_cast<int>(rng() % 4);
+    y[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(c);
+    const int top = (c / 2) * 4 + static_cast<int>(rng() % 3);
+    const int left = (c % 2) * 4 + static_cast<int>(rng() % 3);
+    for (int dy = 0; dy < 2; ++dy) {
+      for (int dx = 0; dx < 2; ++dx) x(i, (top + dy) * 8 + left + dx) += 1.0f;
+    }
+  }
+}
+
+CnnShape spot_shape() {
+  CnnShape s;
+  s.height = 8;
+  s.width = 8;
+  s.convs = {{4, 3, true}, {8, 3, true}};
+  s.hidden = {16};
+  s.classes = 4;
+  return s;
+}
+
+TEST(CnnTest, TrainsAndIsReproducible) {
+  const auto seed = test_seed(5);
+  MatrixF x;
+  std::vector<std::uint8_t> y;
+  make_spots(1500, seed, x, y);
+  Cnn a = make_cnn(spot_shape(), seed);
+  Cnn b = a;
+  TrainOptions opt;
+  opt.epochs = 4;
+  opt.batch_size = 32;
+  opt.seed = seed;
+  const double before = evaluate_cnn_accuracy(a, x, y);
+  train(a.params, x, y, cnn_train_options(a, opt));
+  train(b.params, x, y, cnn_train_options(b, opt));
+  EXPECT_GT(evaluate_cnn_accuracy(a, x, y), 0.95) << "from " << before << ", " << seed_note(seed);
+  for (std::size_t i = 0; i < a.params.layers.size(); ++i) {
+    EXPECT_EQ(a.params.layers[i].w, b.params.layers[i].w)
+        << cnn_layer_name(a, i) << " not reproducible, " << seed_note(seed);
+  }
+  // The options are bound to their model: training another's layers with them is refused.
+  expect_throw_containing([&] { train(b.params, x, y, cnn_train_options(a, opt)); },
+                          "not the CNN's params");
+}
+
+TEST(CnnTest, PrunesEveryLayerWhoseKFillsGroupsAndKeepsTheMasksThroughTraining) {
+  const auto seed = test_seed(23);
+  MatrixF x;
+  std::vector<std::uint8_t> y;
+  make_spots(600, seed, x, y);
+  Cnn m = make_cnn(spot_shape(), seed);
+  const NmPattern p{2, 4};
+  const std::vector<bool> selected = prunable_layers(m, p);
+  // conv1 reads one channel: K = 9 is not a multiple of 4, so it stays dense.
+  EXPECT_EQ(selected, (std::vector<bool>{false, true, true, true}));
+  TrainOptions opt;
+  opt.epochs = 2;
+  opt.batch_size = 32;
+  opt.seed = seed;
+  GradualPruningOptions schedule;
+  schedule.frequency = 5;
+  train_with_gradual_pruning(m.params, x, y, p, cnn_train_options(m, opt), schedule, selected);
+  EXPECT_TRUE(m.params.layers[0].mask.size() == 0) << "conv1 was pruned";
+  for (std::size_t i = 1; i < m.params.layers.size(); ++i) {
+    Mlp one;
+    one.layers = {m.params.layers[i]};
+    EXPECT_TRUE(satisfies_nm(one, p)) << cnn_layer_name(m, i) << ", " << seed_note(seed);
+    EXPECT_EQ((m.params.layers[i].w.array() == 0.0f).count(), m.params.layers[i].w.size() / 2)
+        << cnn_layer_name(m, i);
+  }
+  // Fine-tuning after pruning keeps every pruned weight at zero.
+  const MatrixF mask = m.params.layers[1].mask;
+  train(m.params, x, y, cnn_train_options(m, opt));
+  EXPECT_TRUE(((mask.array() == 0.0f) <= (m.params.layers[1].w.array() == 0.0f)).all());
+}
+
+TEST(CnnTest, RejectsBadShapesAndBatches) {
+  CnnShape s = small_shape();
+  s.convs[0].kernel = 2;
+  expect_throw_containing([&] { make_cnn(s, 1); }, "conv1's kernel 2 is not odd");
+  s = small_shape();
+  s.height = 7;
+  expect_throw_containing([&] { make_cnn(s, 1); }, "conv1 pools a 7 x 6 map");
+  s = small_shape();
+  s.classes = 1;
+  expect_throw_containing([&] { make_cnn(s, 1); }, "at least 2 classes");
+  const Cnn m = make_cnn(small_shape(), 1);
+  expect_throw_containing([&] { cnn_forward(m, MatrixF::Zero(2, 70)); },
+                          "input has 70 features, the network reads 72");
+  expect_throw_containing([&] { cnn_loss(m, MatrixF::Zero(2, 70), {0, 1}); },
+                          "input has 70 features, the network reads 72");
+  expect_throw_containing([&] { cnn_loss(m, MatrixF::Zero(2, 72), {0, 3}); },
+                          "label 3 of row 1 is not below the 3 classes");
+}
+
+TEST(CnnTest, ModelFileRoundTripAndCorruptFiles) {
+  const auto seed = test_seed(29);
+  Cnn m = make_cnn(small_shape(), seed);
+  apply_nm_masks(m.params, NmPattern{2, 4}, false, {}, prunable_layers(m, NmPattern{2, 4}));
+  const std::string path = temp_path("model.bin");
+  save_cnn(m, path);
+  const Cnn back = load_cnn(path);
+  ASSERT_EQ(back.params.layers.size(), m.params.layers.size());
+  EXPECT_EQ(back.shape.convs.size(), 2u);
+  EXPECT_EQ(back.shape.convs[1].pool, false);
+  EXPECT_EQ(back.shape.hidden, m.shape.hidden);
+  for (std::size_t i = 0; i < m.params.layers.size(); ++i) {
+    EXPECT_EQ(back.params.layers[i].w, m.params.layers[i].w);
+    EXPECT_EQ(back.params.layers[i].b, m.params.layers[i].b);
+    EXPECT_EQ(back.params.layers[i].mask, m.params.layers[i].mask);
+  }
+  std::string bytes;
+  {
+    std::ifstream f(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  auto write = [&](const std::string& b) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(b.data(), static_cast<std::streamsize>(b.size()));
+  };
+  auto load = [&] { load_cnn(path); };
+  write(bytes.substr(0, bytes.size() - 3));
+  expect_throw_containing(load, "truncated");
+  std::string bad = bytes;
+  bad[6] = 'L';  // "NMSACNL": neither model's magic
+  write(bad);
+  expect_throw_containing(load, "not an nmsa CNN file");
+  bad = bytes;
+  bad[12 + 4] = 7;  // the height: 7 cannot be pooled
+  write(bad);
+  expect_throw_containing(load, "conv1 pools a 7 x 6 map");
+  bad = bytes;
+  bad[12 + 5 * 4] = 5;  // conv1's channels: the layers that follow no longer match
+  write(bad);
+  expect_throw_containing(load, "conv1 is 3 x 18, the shape needs 5 x 18");
+  // An MLP file is not a CNN file, and the other way round.
+  Mlp mlp = make_mlp({4, 3}, seed);
+  save_mlp(mlp, path);
+  expect_throw_containing(load, "not an nmsa CNN file (wrong magic)");
+  save_cnn(m, path);
+  expect_throw_containing([&] { load_mlp(path); }, "not an nmsa MLP file (wrong magic)");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace nmsa
