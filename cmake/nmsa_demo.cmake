@@ -1,6 +1,6 @@
 # The deployment demo (make demo, docs/demo.md) and its short version in the regression.
 
-add_executable(nmsa_demo sw/demo/main.cpp sw/demo/hardware.cpp sw/demo/recipes.cpp sw/demo/regressed_workload.cpp sw/demo/test_set.cpp
+add_executable(nmsa_demo sw/demo/main.cpp sw/demo/options.cpp sw/demo/cnn_demo.cpp sw/demo/hardware.cpp sw/demo/recipes.cpp sw/demo/regressed_workload.cpp sw/demo/test_set.cpp
                sw/demo/wide_model.cpp)
 target_link_libraries(nmsa_demo PRIVATE nmsa_models CLI11::CLI11)
 target_compile_options(nmsa_demo PRIVATE -Wall)

@@ -14,7 +14,8 @@
 //      model, bit-exact against the golden model, the first two also on the functional model;
 //      the first batches again under contention (a second AXI master), and a regressed workload
 //      (less host bandwidth) beside its comparator, which nmsa triage explains
-//   6. the report (JSON, Markdown, HTML) and the ONNX export of the deployed model
+//   6. the second model, a CNN: trained, pruned and run through the runtime (cnn_demo.hpp)
+//   7. the report (JSON, Markdown, HTML) and the ONNX export of the deployed models
 //
 // Exit codes: 0 done (targets met or not: the report says which), 1 a device result that is not
 // bit-exact or a device error, 2 bad options or missing data.
@@ -46,8 +47,9 @@
 #include "nmsa/regs.hpp"
 #include "nmsa/report.hpp"
 #include "nmsa/tb/rtl_device.hpp"
-#include "../cli/number_options.hpp"
+#include "cnn_demo.hpp"
 #include "hardware.hpp"
+#include "options.hpp"
 #include "recipes.hpp"
 #include "regressed_workload.hpp"
 #include "test_set.hpp"
@@ -57,143 +59,6 @@ namespace {
 
 using namespace nmsa;
 using namespace nmsa::demo;
-
-struct DemoOptions {
-  std::string config = "default";
-  std::string out = "build/report";
-  std::string cache = "build/demo-cache";
-  int epochs = 10;
-  int finetune_epochs = -1;
-  int gate_epochs = 1;
-  double gate_threshold_pp = 0.5;
-  int train_images = 0;
-  int val_images = 5000;
-  int test_images = 0;
-  int batch = 100;
-  int calibration_images = 2000;
-  double clock_mhz = 0.0;  // 0: the measured Fmax
-  std::uint64_t seed = 1;
-  int threads = 0;
-  int wide_rtl_batches = 20;
-  // Tail latency under contention: batches per load and mode, and the background loads.
-  int contention_batches = 10;
-  std::vector<double> contention_loads{0.25, 0.5, 0.75};
-  // The regressed workload beside its comparator: batches, and its host memory's bandwidth.
-  int workload_batches = 5;
-  double regressed_bytes_per_cycle = 2.0;
-  bool quick = false;
-};
-
-// Bad input found after the options were parsed (an unknown configuration, missing data).
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// The options, or the exit code to end with (--help, or a bad option with CLI11's message).
-std::variant<DemoOptions, int> parse_options(int argc, char** argv) {
-  using nmsa::cli::integer_in;
-  using nmsa::cli::number_in;
-  DemoOptions o;
-  CLI::App app{"Trains a Fashion-MNIST MLP, prunes it to the device's N:M pattern, quantizes it to "
-               "INT8, runs the test set on the Verilated accelerator and writes the sparsity "
-               "deployment report.",
-               "nmsa_demo"};
-  app.add_flag("--quick", o.quick,
-               "the short version of the regression: config small, 6000 training images, 1 "
-               "epoch, 300 test images in batches of 50, gate 3 pp (options given still win)");
-  app.add_option("--config", o.config, "accelerator configuration (rtl/configs.json; default: "
-                                       "default)");
-  app.add_option("--out", o.out, "report directory (default: build/report)");
-  app.add_option("--cache", o.cache, "trained-model cache (default: build/demo-cache)");
-  app.add_option("--epochs", o.epochs, "dense training epochs (default 10)")
-      ->check(integer_in(1, 1000));
-  app.add_option("--finetune-epochs", o.finetune_epochs,
-                 "fine-tuning epochs of the pruning schedules (default: --epochs, the original "
-                 "recipe)")
-      ->check(integer_in(1, 1000));
-  app.add_option("--gate-epochs", o.gate_epochs,
-                 "fine-tuning epochs of the quality gate's per-layer trial (default 1)")
-      ->check(integer_in(1, 1000));
-  app.add_option("--gate-threshold", o.gate_threshold_pp,
-                 "validation accuracy a layer may lose to pruning, in pp (default 0.5)")
-      ->check(number_in(0, 100));
-  app.add_option("--train-images", o.train_images,
-                 "training images (0: all 55000 not held out; default 0)")
-      ->check(integer_in(0, 60000));
-  app.add_option("--val-images", o.val_images, "held-out validation images (default 5000)")
-      ->check(integer_in(100, 30000));
-  app.add_option("--test-images", o.test_images, "test images (0: all 10000; default 0)")
-      ->check(integer_in(0, 10000));
-  app.add_option("--batch", o.batch, "images per device batch (default 100)")
-      ->check(integer_in(1, 10000));
-  app.add_option("--calibration-images", o.calibration_images,
-                 "validation images for INT8 calibration (default 2000)")
-      ->check(integer_in(1, 30000));
-  app.add_option("--clock-mhz", o.clock_mhz,
-                 "a clock for latencies in microseconds, reported as stated, not measured "
-                 "(default: the measured Fmax of the configuration, build/fpga or syn/results; "
-                 "docs/fpga.md)")
-      ->check(number_in(1e-3, 1e5));
-  app.add_option("--seed", o.seed, "weight initialization and data order (default 1)")
-      ->check(integer_in(0, 1'000'000'000'000'000LL));
-  app.add_option("--threads", o.threads, "worker threads (default: the cores, at most 4)")
-      ->check(integer_in(1, 64));
-  app.add_option("--wide-rtl-batches", o.wide_rtl_batches,
-                 "batches of the wider model run on the RTL (default 20; its accuracy is the "
-                 "golden model's over the whole test set)")
-      ->check(integer_in(1, 10000));
-  app.add_option("--contention-batches", o.contention_batches,
-                 "batches per background load and model for the latency under contention "
-                 "(default 10)")
-      ->check(integer_in(1, 10000));
-  app.add_option("--contention-loads", o.contention_loads,
-                 "background loads of the second AXI master, shares of the host bandwidth in "
-                 "(0, 0.95] (default 0.25 0.5 0.75)")
-      ->check(number_in(1e-3, 0.95));
-  app.add_option("--workload-batches", o.workload_batches,
-                 "batches of the regressed workload and of its comparator (default 5)")
-      ->check(integer_in(1, 10000));
-  app.add_option("--regressed-bytes-per-cycle", o.regressed_bytes_per_cycle,
-                 "host bandwidth of the regressed workload, below the demo's 16 (default 2)")
-      ->check(number_in(0.5, 15.9));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  if (o.quick) {
-    // The --quick preset replaces the defaults; options given explicitly still win.
-    auto preset = [&app](const char* name, auto& field, auto value) {
-      if (app.count(name) == 0) field = value;
-    };
-    preset("--config", o.config, std::string("small"));
-    preset("--train-images", o.train_images, 6000);
-    preset("--val-images", o.val_images, 1000);
-    preset("--test-images", o.test_images, 300);
-    preset("--batch", o.batch, 50);
-    preset("--epochs", o.epochs, 1);
-    preset("--calibration-images", o.calibration_images, 500);
-    // 1000 validation images resolve 0.1 pp, and one epoch on 6000 images leaves the trial models
-    // noisy: a gate at the full run's 0.5 pp would send layers dense on noise alone.
-    preset("--gate-threshold", o.gate_threshold_pp, 3.0);
-    preset("--contention-batches", o.contention_batches, 2);
-    preset("--contention-loads", o.contention_loads, std::vector<double>{0.5});
-    preset("--workload-batches", o.workload_batches, 2);
-  }
-  if (o.finetune_epochs < 0) o.finetune_epochs = o.epochs;
-  std::sort(o.contention_loads.begin(), o.contention_loads.end());
-  o.contention_loads.erase(std::unique(o.contention_loads.begin(), o.contention_loads.end()),
-                           o.contention_loads.end());
-  if (o.threads == 0) {
-    o.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-  }
-  try {
-    (void)DeviceCaps::named(o.config);
-  } catch (const std::exception& e) {
-    throw UsageError(std::string("--config: ") + e.what());
-  }
-  return o;
-}
 
 std::string percent(double fraction) {
   if (std::isnan(fraction)) return "n/a";
@@ -228,7 +93,7 @@ double seconds_since_start() {
 
 // A stage line with the seconds since the demo started, so that a log shows where time goes.
 void stage(int n, const std::string& what) {
-  std::printf("[%d/6 %5.0f s] %s\n", n, seconds_since_start(), what.c_str());
+  std::printf("[%d/7 %5.0f s] %s\n", n, seconds_since_start(), what.c_str());
   std::fflush(stdout);
 }
 
@@ -551,8 +416,26 @@ int run_demo(const DemoOptions& opt) {
     model_dense = parts[6];
   }
 
-  stage(6, "the deployment report");
+  stage(6, "the second model: a CNN, trained, pruned and run through the runtime");
+  CnnDemoOptions cnn_options;
+  cnn_options.config = opt.config;
+  cnn_options.cache = opt.cache;
+  cnn_options.epochs = opt.cnn_epochs;
+  cnn_options.finetune_epochs = opt.cnn_finetune_epochs;
+  cnn_options.batch = static_cast<int>(batch);
+  cnn_options.rtl_batches = opt.cnn_rtl_batches;
+  cnn_options.threads = opt.threads;
+  cnn_options.seed = opt.seed;
+  tb::AxiMemoryConfig steady_memory = axi_memory(caps);
+  steady_memory.p_r_gap = 0;  // no random gaps: the cycle model's prediction is then exact
+  const CnnDemoResult cnn = run_cnn_demo(data, cnn_options, steady_memory, perf);
+  std::printf("      cnn: %d trained, %d from the cache\n", cnn.models_trained,
+              cnn.models_from_cache);
+  const SecondModelReport& cnn_rep = cnn.report;
+
+  stage(7, "the deployment report");
   DeploymentReport rep;
+  rep.second_model = cnn_rep;
   rep.dataset = "Fashion-MNIST test set (" + std::to_string(data.test.images.rows()) + " images)";
   rep.test_images = static_cast<int>(data.test.images.rows());
   rep.device = "rtl:" + opt.config + " (" + caps.describe() + ")";
@@ -785,6 +668,18 @@ int run_demo(const DemoOptions& opt) {
   target("RTL bit-exact vs golden and functional model", "every batch",
          std::to_string(rep.batches_bit_exact_golden) + "/" + std::to_string(rep.batches),
          bit_exact);
+  target("CNN dense FP32 top-1", ">= 91%", percent(cnn_rep.dense_fp32_accuracy),
+         cnn_rep.dense_fp32_accuracy >= 0.91);
+  target("CNN 2:4 INT8 vs its dense control FP32 (equal training)", "within 0.5 pp",
+         fixed(cnn_rep.quality_delta_pp(), 2) + " pp", cnn_rep.quality_delta_pp() >= -0.5);
+  const bool cnn_exact = cnn_rep.rtl_batches_bit_exact == cnn_rep.rtl_batches &&
+                         cnn_rep.rtl_batches_cycle_exact == cnn_rep.rtl_batches;
+  target("CNN on the RTL: bit- and cycle-exact vs the functional model", "every batch run",
+         std::to_string(cnn_rep.rtl_batches_bit_exact) + "/" +
+             std::to_string(cnn_rep.rtl_batches) + " bit-exact, " +
+             std::to_string(cnn_rep.rtl_batches_cycle_exact) + "/" +
+             std::to_string(cnn_rep.rtl_batches) + " cycle-exact",
+         cnn_exact);
   {
     // The validation matrix: every claim with its evidence, run, owner and status.
     const std::string rtl_run = "rtl:" + opt.config + ", " + std::to_string(rep.batches) +
@@ -888,6 +783,8 @@ int run_demo(const DemoOptions& opt) {
   write_report(rep, opt.out);
   const std::string onnx_path = (std::filesystem::path(opt.out) / "model.onnx").string();
   export_int8_mlp_onnx(dep.int8, onnx_path, "nmsa_fashion_mnist");
+  export_cnn_onnx(cnn.deployed, (std::filesystem::path(opt.out) / "cnn.onnx").string(),
+                  "nmsa_fashion_mnist_cnn");
   // The test set as the model takes it, so that `nmsa run model.onnx --input test_set/images.npy
   // --labels test_set/labels.npy` reproduces the deployed accuracy above.
   const std::filesystem::path test_dir = std::filesystem::path(opt.out) / "test_set";
@@ -946,15 +843,24 @@ int run_demo(const DemoOptions& opt) {
               rep.regressed_workload.c_str(),
               first_failing.empty() ? "none" : first_failing.c_str(), opt.out.c_str(),
               rep.triage_memo.c_str());
+  std::printf("%-46s %s FP32 dense, %s INT8 deployed (%s pp vs control), %s x (%s x "
+              "without its fallbacks, %s of cycles in them)\n",
+              "second model: CNN", percent(cnn_rep.dense_fp32_accuracy).c_str(),
+              percent(cnn_rep.sparse_int8_accuracy).c_str(),
+              fixed(cnn_rep.quality_delta_pp(), 2).c_str(),
+              fixed(cnn_rep.effective_speedup, 3).c_str(),
+              fixed(cnn_rep.sparse_layers_speedup, 3).c_str(),
+              percent(cnn_rep.fallback_cycle_share).c_str());
   std::printf("\ntargets:\n");
   for (const auto& t : rep.targets) {
     std::printf("  %-8s %-52s %s (required %s)\n", t.met ? "met" : "NOT MET", t.name.c_str(),
                 t.measured.c_str(), t.required.c_str());
   }
-  std::printf("\nreport: %s/index.html (and report.json, report.md, model.onnx, test_set/)\n",
+  std::printf("\nreport: %s/index.html (and report.json, report.md, model.onnx, cnn.onnx, "
+              "test_set/)\n",
               opt.out.c_str());
   std::printf("done in %.0f s\n", seconds);
-  if (!bit_exact) {
+  if (!bit_exact || cnn_rep.rtl_batches_bit_exact != cnn_rep.rtl_batches) {
     std::fprintf(stderr, "nmsa_demo: the device results are not bit-exact (see the report)\n");
     return 1;
   }

@@ -27,6 +27,8 @@ LabeledImages take_rows(const LabeledImages& d, Eigen::Index first, Eigen::Index
 // so that a cache from an older build is not taken for this one's models.
 constexpr int kTrainingCodeVersion = 1;
 
+}  // namespace
+
 // FNV-1a: a stable name for a cache key (std::hash may differ between library versions).
 std::string hash_key(const std::string& key) {
   std::uint64_t h = 14695981039346656037ull;
@@ -38,6 +40,8 @@ std::string hash_key(const std::string& key) {
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
+
+namespace {
 
 std::string selection_key(const std::vector<bool>& selected) {
   std::string s;
@@ -72,6 +76,7 @@ std::string TrainRecipe::key() const {
   std::ostringstream s;
   s << "e" << epochs << " b" << batch_size << " lr" << learning_rate << " mom" << momentum
     << (cosine ? " cos" : " const") << " seed" << seed;
+  if (weight_decay != 0.0f) s << " wd" << weight_decay;  // absent: the keys made before it
   return s.str();
 }
 
@@ -81,6 +86,7 @@ TrainOptions TrainRecipe::options() const {
   o.batch_size = batch_size;
   o.learning_rate = learning_rate;
   o.momentum = momentum;
+  o.weight_decay = weight_decay;
   o.cosine_schedule = cosine;
   o.seed = seed;
   return o;

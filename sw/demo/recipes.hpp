@@ -35,6 +35,7 @@ struct TrainRecipe {
   int batch_size = 128;
   float learning_rate = 0.05f;
   float momentum = 0.9f;
+  float weight_decay = 0.0f;
   bool cosine = true;
   std::uint64_t seed = 1;  // example order
   std::string key() const;
@@ -95,5 +96,8 @@ class Trainer {
 double weight_sparsity(const Mlp& m, const std::vector<bool>& selected = {});
 
 std::string sizes_name(const std::vector<int>& sizes);  // "784-512-256-10"
+
+// A cache key as a file name: 16 hex digits of its FNV-1a hash.
+std::string hash_key(const std::string& key);
 
 }  // namespace nmsa::demo

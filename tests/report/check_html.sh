@@ -28,7 +28,7 @@ pass() { echo "PASS $*"; }
 
 # The ids report_html writes (sw/report/src/report_html.cpp, kSections), in page order.
 sections=(summary targets validation triage layers speedup fallback utilization metadata latency bandwidth quality
-          equal-budget schedule cross-checks tags notes)
+          equal-budget second-model schedule cross-checks tags notes)
 
 # Anything the page would fetch: a script at all, or a src/href/url()/@import that is not a
 # #fragment or data: URI. A link (href) to a file beside the report, a relative path with no

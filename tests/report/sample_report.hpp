@@ -261,6 +261,31 @@ inline DeploymentReport make_sample_report() {
   budget.sparse_int8_accuracy = 0.8968;
   r.equal_budget = budget;
 
+  SecondModelReport cnn;
+  cnn.model = "CNN 1x28x28: conv3x3 16 + pool, conv3x3 32 + pool, fc 128, fc 10";
+  cnn.measured_on = "model:default, 10 of 100 batches also on rtl:default";
+  cnn.calibration = "per batch";
+  cnn.test_images = 10000;
+  cnn.dense_fp32_accuracy = 0.9102;
+  cnn.control_fp32_accuracy = 0.9131;
+  cnn.sparse_fp32_accuracy = 0.9117;
+  cnn.control_int8_accuracy = 0.9125;
+  cnn.sparse_int8_accuracy = 0.9109;
+  ReportLayer conv1{"conv1", "Conv + ReLU", 9, 16, "device dense", "K = 9 is not a multiple of 4"};
+  conv1.deployed_cycles = conv1.dense_cycles = 3'000'000;
+  ReportLayer pool1{"conv1.pool", "MaxPool", 0, 0, "host", "the device has no MaxPool layer"};
+  ReportLayer conv2{"conv2", "Conv + ReLU", 144, 32, "device sparse", ""};
+  conv2.deployed_cycles = 7'000'000;
+  conv2.dense_cycles = 13'000'000;
+  cnn.layers = {conv1, pool1, conv2};
+  cnn.effective_speedup = 16.0 / 10.0;
+  cnn.sparse_layers_speedup = 13.0 / 7.0;
+  cnn.fallback_cycle_share = 0.3;
+  cnn.rtl_batches = 10;
+  cnn.rtl_batches_bit_exact = 10;
+  cnn.rtl_batches_cycle_exact = 10;
+  r.second_model = cnn;
+
   auto text = [](const char* format, double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, format, v);

@@ -82,7 +82,7 @@ const char* const kSectionIds[] = {"summary",   "targets",     "validation",   "
                                    "layers",
                                    "speedup",   "hardware",    "fallback",     "utilization",
                                    "metadata",  "latency",     "bandwidth",    "quality",
-                                   "equal-budget", "schedule", "cross-checks", "tags",
+                                   "equal-budget", "second-model", "schedule", "cross-checks", "tags",
                                    "notes"};
 
 // --- Percentiles ---------------------------------------------------------------------------------
@@ -171,6 +171,15 @@ TEST(ReportTest, JsonHasEveryKeyInOrder) {
   EXPECT_TRUE(j["equal_budget"]["fits"].get<bool>());
   EXPECT_EQ(j["tags"].begin().key(), "git");  // insertion order, not sorted
   EXPECT_EQ(j["fallback_layers"], nlohmann::ordered_json::array({"fc3"}));
+  const auto& cnn = j["second_model"];
+  EXPECT_EQ(cnn["layers"].size(), 3u);
+  EXPECT_EQ(cnn["layers"][1]["placement"], "host");
+  EXPECT_NEAR(cnn["layers"][2]["speedup"].get<double>(), 13.0 / 7.0, 1e-12);
+  EXPECT_NEAR(cnn["quality_delta_pp"].get<double>(), (0.9109 - 0.9131) * 100, 1e-9);
+  EXPECT_NEAR(cnn["effective_speedup"].get<double>(), 1.6, 1e-12);
+  EXPECT_EQ(cnn["rtl_batches_bit_exact"], 10);
+  EXPECT_TRUE(nlohmann::ordered_json::parse(report_json(DeploymentReport{}))["second_model"]
+                  .is_null());
 }
 
 TEST(ReportTest, JsonFiguresMatchTheReport) {
@@ -401,7 +410,7 @@ TEST(ReportTest, MarkdownHasTheHeadlineFigures) {
        {"## Summary", "## Targets", "## Validation matrix", "## Supported layer matrix",
         "## Speedup", "## Dense-fallback impact", "## PE utilization", "## Metadata overhead",
         "## Latency", "## Bandwidth lens", "## Quality", "## Equal latency budget",
-        "## Pruning schedules", "## Cross-checks", "## Tags", "## Notes"}) {
+        "## Second model", "## Pruning schedules", "## Cross-checks", "## Tags", "## Notes"}) {
     EXPECT_NE(text.find(heading), std::string::npos) << heading;
   }
   char speedup[32];
@@ -432,6 +441,14 @@ TEST(ReportTest, MarkdownHasTheHeadlineFigures) {
   EXPECT_NE(text.find("**NOT MET**"), std::string::npos);
   EXPECT_NE(text.find("### gradual (permuted)"), std::string::npos);
   EXPECT_NE(text.find("| 0.75 | 28.9% |  |"), std::string::npos);  // a schedule point
+  // The second model: its quality delta, speedups with and without its fallbacks, a host layer.
+  EXPECT_NE(text.find("**-0.22 pp**"), std::string::npos);
+  EXPECT_NE(text.find("**1.60x** with the fallbacks, 1.86x over the layers that run sparse"),
+            std::string::npos);
+  EXPECT_NE(text.find("| **conv1.pool** | MaxPool |  |  | host |"), std::string::npos);
+  EXPECT_NE(text.find("| **conv2** | Conv + ReLU | 144 | 32 | device sparse | - | 7,000,000 | "
+                      "13,000,000 | 1.86x |"),
+            std::string::npos);
 }
 
 // report.md and index.html render one document: the same sections in the same order, and the

@@ -550,6 +550,50 @@ Section equal_budget(const DeploymentReport& r) {
   return s;
 }
 
+Section second_model(const DeploymentReport& r) {
+  Section s{"second-model", "Second model", {}, false, ""};
+  if (!r.second_model) return missing_section(s, "no second model in this run");
+  const SecondModelReport& m = *r.second_model;
+  s.blocks.push_back(paragraph(strong(m.model) + ", " + std::to_string(m.test_images) +
+                               " test images. Device figures: " + or_dash(m.measured_on) +
+                               ". Activations: " + or_dash(m.calibration) + "."));
+  Table q{{"model", "FP32 top-1", "INT8 top-1"}, {}, "lrr", false, false};
+  q.rows = {{"dense (first run)", percent(m.dense_fp32_accuracy), "n/a"},
+            {"dense control (equal training)", percent(m.control_fp32_accuracy),
+             percent(m.control_int8_accuracy)},
+            {"pruned " + status(true, "deployed"), percent(m.sparse_fp32_accuracy),
+             percent(m.sparse_int8_accuracy)}};
+  s.blocks.push_back(table_block(std::move(q)));
+  s.blocks.push_back(paragraph(
+      "Deployed INT8 against the control's FP32: " + strong(signed_pp(m.quality_delta_pp())) +
+      ". Device speedup, all-dense cycles over deployed cycles on the same device and batches: " +
+      strong(times(m.effective_speedup)) + " with the fallbacks, " +
+      times(m.sparse_layers_speedup) + " over the layers that run sparse; the dense fallbacks take " +
+      percent(m.fallback_cycle_share, 1) + " of the deployed cycles. Host layers run between the "
+      "device layers and are not in the device cycles."));
+  Table t{{"layer", "op", "K", "N_out", "placement", "reason", "deployed cycles",
+           "all-dense cycles", "speedup"},
+          {},
+          "llrrllrrr",
+          false,
+          false};
+  for (const ReportLayer& l : m.layers) {
+    const bool host = l.placement == "host";
+    t.rows.push_back({strong(l.name), l.op, l.k > 0 ? std::to_string(l.k) : "",
+                      l.n_out > 0 ? std::to_string(l.n_out) : "", l.placement, or_dash(l.reason),
+                      host ? "" : grouped(l.deployed_cycles), host ? "" : grouped(l.dense_cycles),
+                      host ? "" : times(l.speedup())});
+  }
+  s.blocks.push_back(table_block(std::move(t)));
+  if (m.rtl_batches > 0) {
+    s.blocks.push_back(small_print(
+        "On the RTL too: " + std::to_string(m.rtl_batches) + " batches; bit-exact with the "
+        "functional model in " + std::to_string(m.rtl_batches_bit_exact) + ", device cycles "
+        "equal to its prediction in " + std::to_string(m.rtl_batches_cycle_exact) + "."));
+  }
+  return s;
+}
+
 Section schedules(const DeploymentReport& r) {
   Section s{"schedule", "Pruning schedules", {}, false, ""};
   if (r.schedules.empty()) return missing_section(s);
@@ -609,7 +653,8 @@ Document report_document(const DeploymentReport& r) {
                   layers(r),
                   speedup(r, d),      hardware(r),       fallback(r),     utilization(r),
                   metadata(r, d),     latency(r, d),     bandwidth(r),    quality(r),
-                  equal_budget(r),    schedules(r),      cross_checks(r), tags(r),
+                  equal_budget(r),    second_model(r),   schedules(r),    cross_checks(r),
+                  tags(r),
                   notes(r)};
   return doc;
 }

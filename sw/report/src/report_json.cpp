@@ -60,6 +60,49 @@ Json latency_json(const LatencySummary& l) {
   return j;
 }
 
+Json layer_json(const ReportLayer& l) {
+  Json e;
+  e["name"] = l.name;
+  e["op"] = l.op;
+  e["k"] = l.k;
+  e["n_out"] = l.n_out;
+  e["placement"] = l.placement;
+  e["reason"] = l.reason;
+  e["sensitivity_pp"] = number(l.sensitivity_pp);
+  e["deployed_cycles"] = l.deployed_cycles;
+  e["dense_cycles"] = l.dense_cycles;
+  e["speedup"] = number(l.speedup());
+  e["macs"] = l.macs;
+  e["utilization"] = number(l.utilization);
+  e["dense_weight_bytes"] = l.dense_weight_bytes;
+  e["deployed_weight_bytes"] = l.deployed_weight_bytes;
+  e["meta_bytes"] = l.meta_bytes;
+  return e;
+}
+
+Json second_model_json(const std::optional<SecondModelReport>& m) {
+  if (!m) return nullptr;
+  Json layers = Json::array();
+  for (const ReportLayer& l : m->layers) layers.push_back(layer_json(l));
+  return Json{{"model", m->model},
+              {"measured_on", m->measured_on},
+              {"calibration", m->calibration},
+              {"test_images", m->test_images},
+              {"dense_fp32_accuracy", number(m->dense_fp32_accuracy)},
+              {"control_fp32_accuracy", number(m->control_fp32_accuracy)},
+              {"sparse_fp32_accuracy", number(m->sparse_fp32_accuracy)},
+              {"control_int8_accuracy", number(m->control_int8_accuracy)},
+              {"sparse_int8_accuracy", number(m->sparse_int8_accuracy)},
+              {"quality_delta_pp", number(m->quality_delta_pp())},
+              {"effective_speedup", number(m->effective_speedup)},
+              {"sparse_layers_speedup", number(m->sparse_layers_speedup)},
+              {"fallback_cycle_share", number(m->fallback_cycle_share)},
+              {"rtl_batches", m->rtl_batches},
+              {"rtl_batches_bit_exact", m->rtl_batches_bit_exact},
+              {"rtl_batches_cycle_exact", m->rtl_batches_cycle_exact},
+              {"layers", std::move(layers)}};
+}
+
 Json contention_json(const std::vector<ContentionRun>& runs) {
   if (runs.empty()) return nullptr;
   Json loads = Json::array();
@@ -146,25 +189,7 @@ std::string report_json(const DeploymentReport& r) {
   j["targets_total"] = r.targets.size();
 
   Json layers = Json::array();
-  for (const auto& l : r.layers) {
-    Json e;
-    e["name"] = l.name;
-    e["op"] = l.op;
-    e["k"] = l.k;
-    e["n_out"] = l.n_out;
-    e["placement"] = l.placement;
-    e["reason"] = l.reason;
-    e["sensitivity_pp"] = number(l.sensitivity_pp);
-    e["deployed_cycles"] = l.deployed_cycles;
-    e["dense_cycles"] = l.dense_cycles;
-    e["speedup"] = number(l.speedup());
-    e["macs"] = l.macs;
-    e["utilization"] = number(l.utilization);
-    e["dense_weight_bytes"] = l.dense_weight_bytes;
-    e["deployed_weight_bytes"] = l.deployed_weight_bytes;
-    e["meta_bytes"] = l.meta_bytes;
-    layers.push_back(std::move(e));
-  }
+  for (const auto& l : r.layers) layers.push_back(layer_json(l));
   j["layers"] = std::move(layers);
 
   Json quality = Json::array();
@@ -235,6 +260,7 @@ std::string report_json(const DeploymentReport& r) {
   } else {
     j["equal_budget"] = nullptr;
   }
+  j["second_model"] = second_model_json(r.second_model);
 
   Json targets = Json::array();
   for (const auto& t : r.targets) {

@@ -182,6 +182,34 @@ struct HardwareCost {
   }
 };
 
+// A second network deployed beside the first (the demo's CNN, docs/demo.md): its supported layer
+// matrix, what its fallbacks cost, and its quality against a dense control trained as long.
+struct SecondModelReport {
+  std::string model;        // "CNN 1x28x28: conv3x3 16 + pool, ..."
+  std::string measured_on;  // where the cycles and the INT8 accuracies come from
+  std::string calibration;  // how the activations are quantized
+  int test_images = 0;
+  double dense_fp32_accuracy = kNotMeasured;    // the first training run
+  double control_fp32_accuracy = kNotMeasured;  // dense, fine-tuned as long as the pruned model
+  double sparse_fp32_accuracy = kNotMeasured;   // pruned, before quantization
+  double control_int8_accuracy = kNotMeasured;
+  double sparse_int8_accuracy = kNotMeasured;   // as deployed
+  // Every device layer (cycles over the test set, as deployed and all dense) and every host
+  // layer (placement "host", no cycles), in graph order.
+  std::vector<ReportLayer> layers;
+  double effective_speedup = kNotMeasured;      // all-dense / deployed device cycles
+  double sparse_layers_speedup = kNotMeasured;  // the same over the layers that run sparse
+  double fallback_cycle_share = kNotMeasured;   // deployed cycles spent in dense fallbacks
+  // Batches also run on the RTL, and of them those whose logits equal the functional model's bit
+  // for bit and whose device cycles equal its cycle prediction.
+  std::uint64_t rtl_batches = 0;
+  std::uint64_t rtl_batches_bit_exact = 0;
+  std::uint64_t rtl_batches_cycle_exact = 0;
+  double quality_delta_pp() const {  // deployed INT8 against the control's FP32, pp
+    return (sparse_int8_accuracy - control_fp32_accuracy) * 100.0;
+  }
+};
+
 struct DeploymentReport {
   std::string title = "nmsa sparsity deployment report";
   std::string dataset;  // "Fashion-MNIST test set (10000 images)"
@@ -243,6 +271,7 @@ struct DeploymentReport {
   std::vector<QualityRow> quality;
   std::vector<ScheduleCurve> schedules;
   std::optional<EqualBudget> equal_budget;
+  std::optional<SecondModelReport> second_model;
   std::vector<ReportTarget> targets;
   std::vector<ValidationClaim> validation;
   // A regressed workload run beside this one on purpose, and the triage memo that explains it
