@@ -142,7 +142,8 @@ bench: deps configure
 	$(BUILD_DIR)/nmsa_bench_prune --out $(BUILD_DIR)/bench/prune.json
 	$(BUILD_DIR)/nmsa_bench_runtime --out $(BUILD_DIR)/bench/runtime.json \
 		--prune-json $(BUILD_DIR)/bench/prune.json
-	$(BUILD_DIR)/nmsa_bench_workloads --config large --out $(BUILD_DIR)/bench/workloads.json
+	$(BUILD_DIR)/nmsa_bench_workloads --config large --out $(BUILD_DIR)/bench/workloads.json \
+		--demo-report $(BUILD_DIR)/report/report.json
 	$(BUILD_DIR)/nmsa_bench_workloads --config xlarge --out $(BUILD_DIR)/bench/workloads_xlarge.json
 	$(BUILD_DIR)/nmsa_bench_lens --config default --out $(BUILD_DIR)/bench/lens.json
 	$(BUILD_DIR)/nmsa_bench_contention --config default --out $(BUILD_DIR)/bench/lens.json

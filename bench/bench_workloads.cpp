@@ -101,12 +101,30 @@ bool run_rtl_sample(const std::string& config, const nmsa::PerfModelParams& perf
   return exact;
 }
 
+// The demo's CNN as it ran (make demo's report.json, its second model): accuracies, speedup and
+// fallback share under the cnn_ keys; null, with the reason, when there is no such report.
+void add_demo_cnn(const std::string& report_path, bench::Json& j) {
+  const char* const keys[][2] = {{"cnn_dense_fp32_accuracy", "dense_fp32_accuracy"},
+                                 {"cnn_sparse_int8_accuracy", "sparse_int8_accuracy"},
+                                 {"cnn_effective_speedup", "effective_speedup"},
+                                 {"cnn_fallback_cycle_share", "fallback_cycle_share"}};
+  const bench::Json report = bench::read_json_to_merge(report_path);
+  const bool present = report.contains("second_model") && report["second_model"].is_object();
+  for (const auto& [ours, theirs] : keys) {
+    j[ours] = present ? report["second_model"][theirs] : bench::Json(nullptr);
+  }
+  j["cnn_figures_from"] = present ? report_path + " (make demo: the CNN trained, pruned and run "
+                                                  "over the test set)"
+                                  : "not measured: no " + report_path + " (run make demo first)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bench::WorkloadsDevice device{"large"};
   bool rtl_sample = true;
   std::string out = "build/bench/workloads.json";
+  std::string demo_report;
   nmsa::PerfModelParams perf;
   CLI::App app{"Production layer shapes: predicted sparse and dense cycles on one configuration"};
   app.add_option("--config", device.config, "configuration of rtl/configs.json (default large)");
@@ -120,6 +138,8 @@ int main(int argc, char** argv) {
                  "host memory bandwidth (default: one AXI beat per cycle)")
       ->check(CLI::Range(0.0, 1024.0));
   app.add_option("--out", out, "result file");
+  app.add_option("--demo-report", demo_report,
+                 "make demo's report.json: its CNN figures go into the file as cnn_* keys");
   app.add_flag("!--no-rtl-sample", rtl_sample,
                "predictions only: no layer of each family on the Verilated accelerator");
   if (const int rc = bench::parse_options(app, argc, argv); rc >= 0) return rc;
@@ -127,6 +147,7 @@ int main(int argc, char** argv) {
     const nmsa::DeviceCaps caps =
         bench::workloads_caps(nmsa::make_model_device(device.config)->caps(), device);
     bench::Json j = bench::production_workloads(caps, device, perf);
+    if (!demo_report.empty()) add_demo_cnn(demo_report, j);
     std::printf("production shapes on %s, host memory %.1f B/cycle, read latency %d cycles "
                 "(predicted by the cycle model)\n\n",
                 caps.describe().c_str(), j["bytes_per_cycle"].get<double>(),

@@ -60,7 +60,7 @@ inline Json production_workloads(const DeviceCaps& caps, const WorkloadsDevice& 
   std::map<std::string, std::pair<double, double>> network;  // family -> (sparse, dense) cycles
   double worst_weight_ratio = 0;
   for (const LensLayer& l : lens_workloads()) {
-    if (l.family != "bert" && l.family != "resnet50") continue;
+    if (l.family != "bert" && l.family != "resnet50" && l.family != "cnn") continue;
     GemmOptions options;
     options.memory = perf;  // plans chosen for this memory, as a program compiled for it
     options.mode = GemmMode::SPARSE;

@@ -62,7 +62,7 @@ TEST(BandwidthLens, MemoryBoundSpeedupIsTheBytesRatio) {
   EXPECT_EQ(mlp.vanishes_below, 0.0);
 }
 
-// The CNN's first convolution has K = 9 (one channel, 3 x 3) and 32 outputs per pixel: it moves
+// The CNN's first convolution has K = 9 (one channel, 3 x 3) and 24 outputs per pixel: it moves
 // far more bytes than it computes, so at low bandwidth nothing is left of 2:4.
 TEST(BandwidthLens, GainsVanishWhereBytesDominate) {
   LensSettings s;

@@ -18,17 +18,17 @@ namespace nmsa {
 using namespace report_detail;
 
 std::vector<LensLayer> lens_workloads() {
-  // The demo's MLP and CNN run batches of 100 images; BERT-base is one sequence of 128 tokens;
+  // The demo's MLP and CNN (sw/demo/cnn_demo.cpp) run batches of 100 images; BERT-base is one sequence of 128 tokens;
   // ResNet-50 one 224 x 224 image. Convolutions are im2col GEMMs as the runtime lowers them:
   // rows = output pixels (x batch), K = input channels x kernel window, N = output channels.
   return {
       {"mlp", "fc1", 100, 784, 512, 1},
       {"mlp", "fc2", 100, 512, 256, 1},
       {"mlp", "fc3", 100, 256, 10, 1, false},
-      {"cnn", "conv1_3x3", 100 * 28 * 28, 1 * 9, 32, 1},
-      {"cnn", "conv2_3x3", 100 * 14 * 14, 32 * 9, 64, 1},
-      {"cnn", "conv3_3x3", 100 * 7 * 7, 64 * 9, 128, 1},
-      {"cnn", "fc", 100, 128 * 3 * 3, 10, 1, false},
+      {"cnn", "conv1_3x3", 100 * 28 * 28, 1 * 9, 24, 1},
+      {"cnn", "conv2_3x3", 100 * 14 * 14, 24 * 9, 48, 1},
+      {"cnn", "fc1", 100, 48 * 7 * 7, 128, 1},
+      {"cnn", "fc2", 100, 128, 10, 1, false},
       {"bert", "qkv", 128, 768, 2304, 12},
       {"bert", "attention_output", 128, 768, 768, 12},
       {"bert", "ffn_up", 128, 768, 3072, 12},
