@@ -119,6 +119,12 @@ CLI::App* add_run(CLI::App& app, RunArgs& a) {
                   "the first output (its argmax per row)")
       ->check(non_empty());
   cmd->add_flag("--dense", a.dense, "run every device layer dense (for comparisons)");
+  cmd->add_option("--batch", a.batch,
+                  "rows per run: the inputs are split along their first axis and the outputs "
+                  "joined again (a float layer calibrates on each run's input, so this "
+                  "reproduces a run made in such batches, e.g. the demo's CNN; default: all rows "
+                  "at once)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   add_device_options(cmd, a.device);
   return cmd;
 }

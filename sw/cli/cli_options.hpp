@@ -53,6 +53,7 @@ struct RunArgs {
   std::string model, labels;
   std::vector<std::string> inputs, outputs;
   bool dense = false;
+  std::int64_t batch = 0;  // rows per run (0: all at once)
   DeviceArgs device;
 };
 

@@ -566,6 +566,54 @@ std::map<std::string, std::string> output_files(const nmsa::Graph& graph,
   return files;
 }
 
+// Rows [first, first + count) of a tensor whose first axis is the batch.
+nmsa::Tensor rows_of(const nmsa::Tensor& t, std::int64_t first, std::int64_t count) {
+  nmsa::Tensor out = t;
+  const std::int64_t per_row = t.shape[0] == 0 ? 0 : t.size() / t.shape[0];
+  out.shape[0] = count;
+  if (t.is_float()) {
+    out.floats.assign(t.floats.begin() + first * per_row, t.floats.begin() + (first + count) * per_row);
+  } else {
+    out.ints.assign(t.ints.begin() + first * per_row, t.ints.begin() + (first + count) * per_row);
+  }
+  return out;
+}
+
+// The graph run on `batch` rows of every input at a time, the outputs joined along their first
+// axis: what a server running batches of that size computes. Every input must have the same
+// number of rows, and every output one row per input row.
+std::map<std::string, nmsa::Tensor> run_in_batches(nmsa::Runtime& runtime,
+                                                   const std::map<std::string, nmsa::Tensor>& inputs,
+                                                   std::int64_t batch) {
+  std::int64_t rows = -1;
+  for (const auto& [name, t] : inputs) {
+    if (t.rank() < 1 || (rows >= 0 && t.shape[0] != rows)) {
+      throw UsageError("--batch: every input needs the same first axis; '" + name + "' is " +
+                       t.describe());
+    }
+    rows = t.shape[0];
+  }
+  std::map<std::string, nmsa::Tensor> joined;
+  for (std::int64_t first = 0; first < rows; first += batch) {
+    const std::int64_t count = std::min(batch, rows - first);
+    std::map<std::string, nmsa::Tensor> part;
+    for (const auto& [name, t] : inputs) part.emplace(name, rows_of(t, first, count));
+    for (auto& [name, y] : runtime.run(part)) {
+      if (y.rank() < 1 || y.shape[0] != count) {
+        throw UsageError("--batch: the output '" + name + "' is " + y.describe() + " for " +
+                         std::to_string(count) + " input rows, not one row per input row");
+      }
+      auto [at, fresh] = joined.emplace(name, y);
+      if (fresh) continue;
+      nmsa::Tensor& all = at->second;
+      all.shape[0] += count;
+      all.floats.insert(all.floats.end(), y.floats.begin(), y.floats.end());
+      all.ints.insert(all.ints.end(), y.ints.begin(), y.ints.end());
+    }
+  }
+  return joined;
+}
+
 int cmd_run(const RunArgs& a) {
   nmsa::Graph graph = nmsa::load_onnx_model(a.model);
   if (graph.inputs.empty()) throw UsageError(a.model + " has no runtime input");
@@ -604,7 +652,7 @@ int cmd_run(const RunArgs& a) {
   nmsa::RuntimeOptions options;
   options.allow_sparse = !a.dense;
   nmsa::Runtime runtime(std::move(graph), *dev, options);
-  const auto outputs = runtime.run(inputs);
+  const auto outputs = a.batch > 0 ? run_in_batches(runtime, inputs, a.batch) : runtime.run(inputs);
 
   // The functional model has no clock: its cycles are the cycle model's predictions.
   const bool predicted = runtime.layers().end() !=

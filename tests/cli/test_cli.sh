@@ -103,6 +103,8 @@ for left in x y z; do
 done
 expect run-softmax     0 'fallbacks: 0 dense, 1 host'    -- run "$softmax" --input "$tmp/x13.npy" --backend model
 expect run-labels      0 'top-1 accuracy: 1 / 1 = 1.0000' -- run "$softmax" --input "$tmp/x13.npy" --labels "$tmp/label2.npy" --backend model
+expect run-batch       0 'top-1 accuracy: 1 / 1 = 1.0000' -- run "$softmax" --input "$tmp/x13.npy" --labels "$tmp/label2.npy" --backend model --batch 1
+expect run-batch-zero  2 '--batch: Value 0 not in range'  -- run "$softmax" --input "$tmp/x13.npy" --backend model --batch 0
 expect run-labels-rows 2 'labels2x.npy: 2 labels for float\[1x3\]' -- run "$softmax" --input "$tmp/x13.npy" --labels "$tmp/labels2x.npy" --backend model
 expect run-corrupt     2 'bad.onnx'                            -- run "$tmp/bad.onnx" --input "$tmp/x13.npy"
 expect run-no-input    2 '--input is required'                 -- run "$softmax"
