@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "nmsa/device.hpp"
@@ -196,28 +196,23 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
     return m;
   });
   const std::vector<bool> selected = prunable_layers(dense, pattern);
-  Cnn control, pruned;
-  {
-    // The control and the pruned model train alike from the dense one, one per core.
-    std::thread control_job([&] {
-      control = cache.get(dense_key + " | control [" + ft_recipe.key() + "]", [&] {
+  // The control and the pruned model train alike from the dense one, one per core.
+  std::future<Cnn> control = std::async(std::launch::async, [&] {
+    return cache.get(dense_key + " | control [" + ft_recipe.key() + "]", [&] {
+      Cnn m = dense;
+      train(m.params, data.train.images, data.train.labels,
+            cnn_train_options(m, ft_recipe.options()));
+      return m;
+    });
+  });
+  Cnn pruned =
+      cache.get(dense_key + " | gradual " + pattern.name() + " [" + ft_recipe.key() + "]", [&] {
         Cnn m = dense;
-        train(m.params, data.train.images, data.train.labels,
-              cnn_train_options(m, ft_recipe.options()));
+        train_with_gradual_pruning(m.params, data.train.images, data.train.labels, pattern,
+                                   cnn_train_options(m, ft_recipe.options()), {}, selected);
         return m;
       });
-    });
-    pruned = cache.get(dense_key + " | gradual " + pattern.name() + " [" + ft_recipe.key() + "]",
-                       [&] {
-                         Cnn m = dense;
-                         train_with_gradual_pruning(m.params, data.train.images, data.train.labels,
-                                                    pattern,
-                                                    cnn_train_options(m, ft_recipe.options()), {},
-                                                    selected);
-                         return m;
-                       });
-    control_job.join();
-  }
+  const Cnn control_model = control.get();
   result.models_trained = cache.trained;
   result.models_from_cache = cache.cached;
 
@@ -232,7 +227,8 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
   const Eigen::Index k = std::min<Eigen::Index>(std::max(opt.rtl_batches, 0), n_batches);
   for (Eigen::Index i = 0; i < k; ++i) rtl_ids.push_back(i * n_batches / k);
   const std::string pruned_onnx = serialize_cnn_onnx(pruned, "nmsa_fashion_mnist_cnn");
-  const std::string control_onnx = serialize_cnn_onnx(control, "nmsa_fashion_mnist_cnn_control");
+  const std::string control_onnx =
+      serialize_cnn_onnx(control_model, "nmsa_fashion_mnist_cnn_control");
   RuntimeOptions deployed_options;
   deployed_options.memory = perf;
   RuntimeOptions dense_options = deployed_options;
@@ -265,7 +261,7 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
                   "path); weights per output channel";
   r.test_images = static_cast<int>(x.rows());
   r.dense_fp32_accuracy = evaluate_cnn_accuracy(dense, x, data.test.labels);
-  r.control_fp32_accuracy = evaluate_cnn_accuracy(control, x, data.test.labels);
+  r.control_fp32_accuracy = evaluate_cnn_accuracy(control_model, x, data.test.labels);
   r.sparse_fp32_accuracy = evaluate_cnn_accuracy(pruned, x, data.test.labels);
   r.control_int8_accuracy = accuracy(ctrl.logits, data.test.labels);
   r.sparse_int8_accuracy = accuracy(dep.logits, data.test.labels);

@@ -426,8 +426,12 @@ int run_demo(const DemoOptions& opt) {
   cnn_options.rtl_batches = opt.cnn_rtl_batches;
   cnn_options.threads = opt.threads;
   cnn_options.seed = opt.seed;
+  // No random read gaps, and every burst the DMA issues taken at once: the memory the cycle
+  // model assumes, so that its prediction is exact against the RTL.
   tb::AxiMemoryConfig steady_memory = axi_memory(caps);
-  steady_memory.p_r_gap = 0;  // no random gaps: the cycle model's prediction is then exact
+  steady_memory.p_r_gap = 0;
+  steady_memory.max_reads = 64;
+  steady_memory.max_writes = 64;
   const CnnDemoResult cnn = run_cnn_demo(data, cnn_options, steady_memory, perf);
   std::printf("      cnn: %d trained, %d from the cache\n", cnn.models_trained,
               cnn.models_from_cache);
