@@ -300,7 +300,14 @@ TEST(CnnTest, RejectsBadShapesAndBatches) {
   expect_throw_containing([&] { make_cnn(s, 1); }, "conv1 pools a 7 x 6 map");
   s = small_shape();
   s.classes = 1;
-  expect_throw_containing([&] { make_cnn(s, 1); }, "at least 2 classes");
+  expect_throw_containing([&] { make_cnn(s, 1); }, "needs 2 to 1048576 classes, not 1");
+  s = small_shape();
+  s.convs[1].kernel = 1001;  // K = 3 * 1001 * 1001
+  expect_throw_containing([&] { make_cnn(s, 1); }, "conv2's K = 3006003 exceeds 1048576");
+  s = small_shape();
+  s.height = s.width = 4096;
+  s.convs[1].pool = true;
+  expect_throw_containing([&] { make_cnn(s, 1); }, "the flattened features 4194304 exceed");
   const Cnn m = make_cnn(small_shape(), 1);
   expect_throw_containing([&] { cnn_forward(m, MatrixF::Zero(2, 70)); },
                           "input has 70 features, the network reads 72");

@@ -17,6 +17,8 @@ namespace {
 constexpr char kCnnMagic[8] = {'N', 'M', 'S', 'A', 'C', 'N', 'N', '\0'};
 constexpr std::uint32_t kCnnVersion = 1;
 constexpr int kMaxSide = 4096;
+// The largest K or N_out of a layer, as the model files allow.
+constexpr std::int64_t kMaxDim = 1 << 20;
 
 void validate_shape(const CnnShape& s) {
   auto bad = [](const std::string& why) { throw std::invalid_argument("cnn: " + why); };
@@ -26,16 +28,28 @@ void validate_shape(const CnnShape& s) {
         std::to_string(s.width) + ", every size must be positive (and a side at most " +
         std::to_string(kMaxSide) + ")");
   }
-  if (s.classes < 2) bad("a classifier needs at least 2 classes, not " + std::to_string(s.classes));
+  if (s.classes < 2 || s.classes > kMaxDim) {
+    bad("a classifier needs 2 to " + std::to_string(kMaxDim) + " classes, not " +
+        std::to_string(s.classes));
+  }
   int h = s.height;
   int w = s.width;
+  std::int64_t channels = s.channels;
   for (std::size_t i = 0; i < s.convs.size(); ++i) {
     const CnnConv& c = s.convs[i];
     const std::string name = "conv" + std::to_string(i + 1);
-    if (c.out_channels <= 0) bad(name + " has " + std::to_string(c.out_channels) + " channels");
-    if (c.kernel <= 0 || c.kernel % 2 == 0) {
-      bad(name + "'s kernel " + std::to_string(c.kernel) + " is not odd (\"same\" padding)");
+    if (c.out_channels <= 0 || c.out_channels > kMaxDim) {
+      bad(name + " has " + std::to_string(c.out_channels) + " channels");
     }
+    if (c.kernel <= 0 || c.kernel % 2 == 0 || c.kernel > kMaxSide) {
+      bad(name + "'s kernel " + std::to_string(c.kernel) + " is not odd and at most " +
+          std::to_string(kMaxSide) + " (\"same\" padding)");
+    }
+    if (channels * c.kernel * c.kernel > kMaxDim) {
+      bad(name + "'s K = " + std::to_string(channels * c.kernel * c.kernel) + " exceeds " +
+          std::to_string(kMaxDim));
+    }
+    channels = c.out_channels;
     if (c.pool) {
       if (h % 2 != 0 || w % 2 != 0) {
         bad(name + " pools a " + std::to_string(h) + " x " + std::to_string(w) +
@@ -45,8 +59,12 @@ void validate_shape(const CnnShape& s) {
       w /= 2;
     }
   }
+  if (channels * h * w > kMaxDim) {
+    bad("the flattened features " + std::to_string(channels * h * w) + " exceed " +
+        std::to_string(kMaxDim));
+  }
   for (const int width : s.hidden) {
-    if (width <= 0) bad("a hidden layer has width " + std::to_string(width));
+    if (width <= 0 || width > kMaxDim) bad("a hidden layer has width " + std::to_string(width));
   }
 }
 
