@@ -126,9 +126,10 @@ double accuracy(const MatrixF& logits, const std::vector<std::uint8_t>& labels) 
 
 // The supported layer matrix: every layer that runs (device layers with their cycles, host
 // fallbacks), not the shape ops nor the nodes fused into a device layer.
-std::vector<ReportLayer> layer_rows(const Cnn& model, const std::vector<bool>& pruned,
-                                    NmPattern pattern, const BatchedRun& deployed,
-                                    const BatchedRun& dense) {
+std::vector<ReportLayer> layer_rows(const Cnn& model, const std::vector<bool>& prunable,
+                                    const std::vector<double>& sensitivity_pp,
+                                    double gate_threshold_pp, NmPattern pattern,
+                                    const BatchedRun& deployed, const BatchedRun& dense) {
   std::vector<ReportLayer> rows;
   for (std::size_t i = 0; i < deployed.layers.size(); ++i) {
     const LayerReport& l = deployed.layers[i];
@@ -145,10 +146,18 @@ std::vector<ReportLayer> layer_rows(const Cnn& model, const std::vector<bool>& p
       if (cnn_layer_name(model, p) != l.name) continue;
       r.k = static_cast<int>(model.params.layers[p].w.cols());
       r.n_out = static_cast<int>(model.params.layers[p].w.rows());
-      if (!pruned[p]) {
-        r.reason = "not pruned: K = " + std::to_string(r.k) + " is not a multiple of M = " +
-                   std::to_string(pattern.m) + "; " + r.reason;
-      }
+      r.sensitivity_pp = sensitivity_pp[p];
+      char gate[128];
+      std::snprintf(gate, sizeof gate,
+                    "quality gate: pruning costs %+.2f pp, %s the %.2f pp allowed; ",
+                    sensitivity_pp[p],
+                    sensitivity_pp[p] <= gate_threshold_pp ? "within" : "more than",
+                    gate_threshold_pp);
+      r.reason = (prunable[p] ? std::string(gate)
+                              : "not pruned: K = " + std::to_string(r.k) +
+                                    " is not a multiple of M = " + std::to_string(pattern.m) +
+                                    "; ") +
+                 r.reason;
     }
     if (!host) {
       r.deployed_cycles = cycles_of(l.device);
@@ -195,7 +204,56 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
           cnn_train_options(m, dense_recipe.options()));
     return m;
   });
-  const std::vector<bool> selected = prunable_layers(dense, pattern);
+  // The quality gate on the layers the rule lets prune: each pruned alone (one-shot) and
+  // fine-tuned briefly, against an unpruned control fine-tuned alike.
+  const std::vector<bool> prunable = prunable_layers(dense, pattern);
+  std::vector<bool> selected = prunable;
+  std::vector<double> sensitivity_pp(prunable.size(), kNotMeasured);
+  {
+    TrainRecipe gate_recipe = ft_recipe;
+    gate_recipe.epochs = opt.gate_epochs;
+    const std::string gate_key = dense_key + " | gate [" + gate_recipe.key() + "]";
+    auto trial = [&](std::size_t layer) {  // layer == prunable.size(): the control
+      const std::string key = gate_key + (layer < prunable.size() ? " layer " + std::to_string(layer)
+                                                                  : std::string(" control"));
+      return cache.get(key, [&] {
+        Cnn m = dense;
+        if (layer < prunable.size()) {
+          std::vector<bool> one(prunable.size(), false);
+          one[layer] = true;
+          apply_nm_masks(m.params, pattern, false, {}, one);
+        }
+        train(m.params, data.train.images, data.train.labels,
+              cnn_train_options(m, gate_recipe.options()));
+        return m;
+      });
+    };
+    std::vector<std::size_t> trials;
+    for (std::size_t i = 0; i < prunable.size(); ++i) {
+      if (prunable[i]) trials.push_back(i);
+    }
+    trials.push_back(prunable.size());
+    std::vector<double> val(trials.size());
+    std::atomic<long> trials_done{0};
+    std::vector<std::function<void()>> jobs;
+    for (std::size_t t = 0; t < trials.size(); ++t) {
+      jobs.push_back([&, t] {
+        val[t] = evaluate_cnn_accuracy(trial(trials[t]), data.val.images, data.val.labels);
+        ++trials_done;
+      });
+    }
+    run_parallel(jobs, opt.threads, "cnn gate", &trials_done, static_cast<long>(trials.size()));
+    for (std::size_t t = 0; t + 1 < trials.size(); ++t) {
+      const std::size_t i = trials[t];
+      sensitivity_pp[i] = 100.0 * (val.back() - val[t]);
+      selected[i] = sensitivity_pp[i] <= opt.gate_threshold_pp;
+      std::printf("      cnn %s: pruning costs %+.2f pp on validation -> %s\n",
+                  cnn_layer_name(dense, i).c_str(), sensitivity_pp[i],
+                  selected[i] ? "sparse" : "dense fallback");
+    }
+  }
+  std::string selection;
+  for (const bool b : selected) selection += b ? '1' : '0';
   // The control and the pruned model train alike from the dense one, one per core.
   std::future<Cnn> control = std::async(std::launch::async, [&] {
     return cache.get(dense_key + " | control [" + ft_recipe.key() + "]", [&] {
@@ -206,7 +264,9 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
     });
   });
   Cnn pruned =
-      cache.get(dense_key + " | gradual " + pattern.name() + " [" + ft_recipe.key() + "]", [&] {
+      cache.get(dense_key + " | gradual " + pattern.name() + " layers " + selection + " [" +
+                    ft_recipe.key() + "]",
+                [&] {
         Cnn m = dense;
         train_with_gradual_pruning(m.params, data.train.images, data.train.labels, pattern,
                                    cnn_train_options(m, ft_recipe.options()), {}, selected);
@@ -265,7 +325,8 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
   r.sparse_fp32_accuracy = evaluate_cnn_accuracy(pruned, x, data.test.labels);
   r.control_int8_accuracy = accuracy(ctrl.logits, data.test.labels);
   r.sparse_int8_accuracy = accuracy(dep.logits, data.test.labels);
-  r.layers = layer_rows(pruned, selected, pattern, dep, dense_run);
+  r.layers = layer_rows(pruned, prunable, sensitivity_pp, opt.gate_threshold_pp, pattern, dep,
+                        dense_run);
   std::uint64_t deployed = 0, all_dense = 0, fallback = 0, sparse_deployed = 0, sparse_dense = 0;
   for (const ReportLayer& l : r.layers) {
     deployed += l.deployed_cycles;

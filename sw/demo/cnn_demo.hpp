@@ -2,7 +2,8 @@
 //
 // The demo's second model (docs/demo.md, "The second model: a CNN"): a small convolutional
 // network on the same Fashion-MNIST split, trained dense, pruned 2:4 by the gradual schedule on
-// every layer whose K fills N:M groups (its first convolution, K = 9, stays dense by rule), beside
+// every layer whose K fills N:M groups (its first convolution, K = 9, stays dense by rule) and
+// that passes the quality gate the MLP's layers pass, beside
 // a dense control trained as long. Both run through the runtime as a user runs the exported model
 // (`nmsa run cnn.onnx`): convolutions on the device by im2col, pooling on the host. The whole test
 // set runs on the functional model, cycles from its cycle model; an evenly spaced subset of the
@@ -27,6 +28,11 @@ struct CnnDemoOptions {
   int finetune_epochs = 4;  // pruning (gradual) and, equally, the control's fine-tuning
   int batch = 100;
   int rtl_batches = 10;    // batches also run on the RTL, evenly spaced over the test set
+  // The quality gate, as the MLP's: each prunable layer pruned alone and fine-tuned for
+  // gate_epochs; one that loses more than gate_threshold_pp of validation accuracy against an
+  // unpruned control fine-tuned alike stays dense.
+  int gate_epochs = 1;
+  double gate_threshold_pp = 0.5;
   int threads = 2;
   std::uint64_t seed = 1;
 };

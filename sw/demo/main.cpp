@@ -424,6 +424,8 @@ int run_demo(const DemoOptions& opt) {
   cnn_options.finetune_epochs = opt.cnn_finetune_epochs;
   cnn_options.batch = static_cast<int>(batch);
   cnn_options.rtl_batches = opt.cnn_rtl_batches;
+  cnn_options.gate_epochs = opt.gate_epochs;
+  cnn_options.gate_threshold_pp = opt.gate_threshold_pp;
   cnn_options.threads = opt.threads;
   cnn_options.seed = opt.seed;
   // No random read gaps, and every burst the DMA issues taken at once: the memory the cycle
