@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -293,12 +294,13 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
   deployed_options.memory = perf;
   RuntimeOptions dense_options = deployed_options;
   dense_options.allow_sparse = false;
-  BatchedRun dep, dense_run, ctrl, rtl;
+  BatchedRun dep, dense_run, ctrl, rtl, model_subset;
   std::atomic<long> done{0};
-  auto on_model = [&](BatchedRun& out, const std::string& onnx, const RuntimeOptions& o) {
-    return [&, out_at = &out, onnx_at = &onnx, o] {
+  auto on_model = [&](BatchedRun& out, const std::string& onnx, const RuntimeOptions& o,
+                      const std::vector<Eigen::Index>& ids) {
+    return [&, out_at = &out, onnx_at = &onnx, o, ids_at = &ids] {
       const std::unique_ptr<Device> dev = make_model_device(opt.config);
-      *out_at = run_batches(*dev, *onnx_at, x, batch, all, o, done);
+      *out_at = run_batches(*dev, *onnx_at, x, batch, *ids_at, o, done);
     };
   };
   std::vector<std::function<void()>> jobs{
@@ -306,10 +308,14 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
         const std::unique_ptr<Device> dev = tb::make_rtl_device(opt.config, memory, opt.seed + 40);
         rtl = run_batches(*dev, pruned_onnx, x, batch, rtl_ids, deployed_options, done);
       },
-      on_model(dep, pruned_onnx, deployed_options), on_model(dense_run, pruned_onnx, dense_options),
-      on_model(ctrl, control_onnx, deployed_options)};
+      on_model(dep, pruned_onnx, deployed_options, all),
+      on_model(dense_run, pruned_onnx, dense_options, all),
+      on_model(ctrl, control_onnx, deployed_options, all),
+      // The RTL's batches again on the functional model, in the same order on a fresh device:
+      // the same command streams at the same addresses as the RTL ran.
+      on_model(model_subset, pruned_onnx, deployed_options, rtl_ids)};
   run_parallel(jobs, opt.threads, "cnn test set", &done,
-               static_cast<long>(3 * n_batches + static_cast<Eigen::Index>(rtl_ids.size())));
+               static_cast<long>(3 * n_batches + 2 * static_cast<Eigen::Index>(rtl_ids.size())));
 
   SecondModelReport& r = result.report;
   r.model = result.shape_name;
@@ -344,15 +350,22 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
   r.sparse_layers_speedup = ratio(sparse_dense, sparse_deployed);
   r.fallback_cycle_share = ratio(fallback, deployed);
   r.rtl_batches = rtl_ids.size();
+  r.rtl_prediction_max_error = rtl_ids.empty() ? kNotMeasured : 0.0;
   for (std::size_t j = 0; j < rtl_ids.size(); ++j) {
     const Eigen::Index start = rtl_ids[j] * batch;
     const Eigen::Index n = std::min<Eigen::Index>(batch, x.rows() - start);
-    if (rtl.logits.middleRows(start, n) == dep.logits.middleRows(start, n)) {
+    if (rtl.logits.middleRows(start, n) == model_subset.logits.middleRows(start, n) &&
+        rtl.logits.middleRows(start, n) == dep.logits.middleRows(start, n)) {
       ++r.rtl_batches_bit_exact;
     }
-    if (rtl.batch_cycles[j] == dep.batch_cycles[static_cast<std::size_t>(rtl_ids[j])]) {
-      ++r.rtl_batches_cycle_exact;
-    }
+    if (rtl.batch_cycles[j] == model_subset.batch_cycles[j]) ++r.rtl_batches_cycle_exact;
+    // The whole-set run's prediction of this batch: its buffers may sit at other addresses (the
+    // runs before it differ), which moves where bursts split.
+    const double predicted =
+        static_cast<double>(dep.batch_cycles[static_cast<std::size_t>(rtl_ids[j])]);
+    const double measured = static_cast<double>(std::max<std::uint64_t>(rtl.batch_cycles[j], 1));
+    r.rtl_prediction_max_error =
+        std::max(r.rtl_prediction_max_error, std::abs(predicted - measured) / measured);
   }
   result.deployed = std::move(pruned);
   return result;

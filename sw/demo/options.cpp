@@ -19,7 +19,8 @@ std::variant<DemoOptions, int> parse_options(int argc, char** argv) {
                "nmsa_demo"};
   app.add_flag("--quick", o.quick,
                "the short version of the regression: config small, 6000 training images, 1 "
-               "epoch, 300 test images in batches of 50, gate 3 pp (options given still win)");
+               "epoch (the CNN 1 + 1), 300 test images in batches of 50, gate 3 pp, one CNN "
+               "batch on the RTL (options given still win)");
   app.add_option("--config", o.config, "accelerator configuration (rtl/configs.json; default: "
                                        "default)");
   app.add_option("--out", o.out, "report directory (default: build/report)");

@@ -284,6 +284,7 @@ inline DeploymentReport make_sample_report() {
   cnn.rtl_batches = 10;
   cnn.rtl_batches_bit_exact = 10;
   cnn.rtl_batches_cycle_exact = 10;
+  cnn.rtl_prediction_max_error = 2e-5;
   r.second_model = cnn;
 
   auto text = [](const char* format, double v) {

@@ -178,6 +178,7 @@ TEST(ReportTest, JsonHasEveryKeyInOrder) {
   EXPECT_NEAR(cnn["quality_delta_pp"].get<double>(), (0.9109 - 0.9131) * 100, 1e-9);
   EXPECT_NEAR(cnn["effective_speedup"].get<double>(), 1.6, 1e-12);
   EXPECT_EQ(cnn["rtl_batches_bit_exact"], 10);
+  EXPECT_DOUBLE_EQ(cnn["rtl_prediction_max_error"].get<double>(), 2e-5);
   EXPECT_TRUE(nlohmann::ordered_json::parse(report_json(DeploymentReport{}))["second_model"]
                   .is_null());
 }
@@ -446,6 +447,8 @@ TEST(ReportTest, MarkdownHasTheHeadlineFigures) {
   EXPECT_NE(text.find("**1.60x** with the fallbacks, 1.86x over the layers that run sparse"),
             std::string::npos);
   EXPECT_NE(text.find("| **conv1.pool** | MaxPool |  |  | host |"), std::string::npos);
+  EXPECT_NE(text.find("the whole-set run's prediction of those batches within 0.002% of the RTL"),
+            std::string::npos);
   EXPECT_NE(text.find("| **conv2** | Conv + ReLU | 144 | 32 | device sparse | - | 7,000,000 | "
                       "13,000,000 | 1.86x |"),
             std::string::npos);

@@ -589,7 +589,9 @@ Section second_model(const DeploymentReport& r) {
     s.blocks.push_back(small_print(
         "On the RTL too: " + std::to_string(m.rtl_batches) + " batches; bit-exact with the "
         "functional model in " + std::to_string(m.rtl_batches_bit_exact) + ", device cycles "
-        "equal to its prediction in " + std::to_string(m.rtl_batches_cycle_exact) + "."));
+        "equal to its prediction for the same command streams in " +
+        std::to_string(m.rtl_batches_cycle_exact) + "; the whole-set run's prediction of those "
+        "batches within " + percent(m.rtl_prediction_max_error, 3) + " of the RTL."));
   }
   return s;
 }

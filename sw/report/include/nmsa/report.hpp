@@ -201,10 +201,13 @@ struct SecondModelReport {
   double sparse_layers_speedup = kNotMeasured;  // the same over the layers that run sparse
   double fallback_cycle_share = kNotMeasured;   // deployed cycles spent in dense fallbacks
   // Batches also run on the RTL, and of them those whose logits equal the functional model's bit
-  // for bit and whose device cycles equal its cycle prediction.
+  // for bit and whose device cycles equal its cycle prediction for the same command streams; and
+  // the largest relative difference between the RTL's cycles and the whole-set run's prediction
+  // of the same batch.
   std::uint64_t rtl_batches = 0;
   std::uint64_t rtl_batches_bit_exact = 0;
   std::uint64_t rtl_batches_cycle_exact = 0;
+  double rtl_prediction_max_error = kNotMeasured;
   double quality_delta_pp() const {  // deployed INT8 against the control's FP32, pp
     return (sparse_int8_accuracy - control_fp32_accuracy) * 100.0;
   }
