@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "nmsa/accuracy_stats.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/file_io.hpp"
 #include "nmsa/int8_mlp.hpp"
@@ -327,10 +328,16 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
                   "path); weights per output channel";
   r.test_images = static_cast<int>(x.rows());
   r.dense_fp32_accuracy = evaluate_cnn_accuracy(dense, x, data.test.labels);
+  const std::vector<std::uint8_t> control_fp32 = cnn_predict(control_model, x);
   r.control_fp32_accuracy = evaluate_cnn_accuracy(control_model, x, data.test.labels);
   r.sparse_fp32_accuracy = evaluate_cnn_accuracy(pruned, x, data.test.labels);
   r.control_int8_accuracy = accuracy(ctrl.logits, data.test.labels);
   r.sparse_int8_accuracy = accuracy(dep.logits, data.test.labels);
+  r.quality_comparison = compare_paired(
+      "CNN: deployed 2:4 INT8 vs dense control FP32, equal training", "deployed 2:4 INT8",
+      outcomes_of(predict_classes(dep.logits), data.test.labels), "dense control FP32",
+      outcomes_of(control_fp32, data.test.labels), BootstrapSettings{2000, opt.seed});
+  r.quality_comparison->measured_on = "A: model:" + opt.config + "; B: host FP32";
   r.layers = layer_rows(pruned, prunable, sensitivity_pp, opt.gate_threshold_pp, pattern, dep,
                         dense_run);
   std::uint64_t deployed = 0, all_dense = 0, fallback = 0, sparse_deployed = 0, sparse_dense = 0;

@@ -677,7 +677,9 @@ int run_demo(const DemoOptions& opt) {
   target("CNN dense FP32 top-1", ">= 91%", percent(cnn_rep.dense_fp32_accuracy),
          cnn_rep.dense_fp32_accuracy >= 0.91);
   target("CNN 2:4 INT8 vs its dense control FP32 (equal training)", "within 0.5 pp",
-         fixed(cnn_rep.quality_delta_pp(), 2) + " pp", cnn_rep.quality_delta_pp() >= -0.5);
+         signed_pp_text(*cnn_rep.quality_comparison) + ", " +
+             cnn_rep.quality_comparison->verdict(),
+         cnn_rep.quality_delta_pp() >= -0.5);
   const bool cnn_exact = cnn_rep.rtl_batches_bit_exact == cnn_rep.rtl_batches &&
                          cnn_rep.rtl_batches_cycle_exact == cnn_rep.rtl_batches;
   target("CNN on the RTL: bit- and cycle-exact vs the functional model", "every batch run",

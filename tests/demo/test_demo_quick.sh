@@ -139,6 +139,10 @@ if m is not None:
     need(1.0 < m["effective_speedup"] <= m["sparse_layers_speedup"] <= 2.05,
          "CNN speedups %s, %s" % (m["effective_speedup"], m["sparse_layers_speedup"]))
     need(0 < m["fallback_cycle_share"] < 1, "CNN fallback share %s" % m["fallback_cycle_share"])
+    q = m["quality_comparison"]
+    need(q is not None and abs(q["delta_pp"] - m["quality_delta_pp"]) < 1e-9 and
+         q["ci95_pp"][0] <= q["delta_pp"] <= q["ci95_pp"][1] and q["images"] == 300,
+         "CNN quality comparison %s" % q)
     need(m["rtl_batches"] == 1 and m["rtl_batches_bit_exact"] == 1 and
          m["rtl_batches_cycle_exact"] == 1, "CNN on the RTL: %s" % m)
 sys.exit(0 if ok else 1)

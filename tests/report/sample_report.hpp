@@ -271,6 +271,15 @@ inline DeploymentReport make_sample_report() {
   cnn.sparse_fp32_accuracy = 0.9117;
   cnn.control_int8_accuracy = 0.9125;
   cnn.sparse_int8_accuracy = 0.9109;
+  PairedComparison cnn_quality;
+  cnn_quality.name = "CNN: deployed 2:4 INT8 vs dense control FP32, equal training";
+  cnn_quality.delta_pp = -0.22;
+  cnn_quality.ci95_pp = {-0.51, 0.07};
+  cnn_quality.only_a = 40;
+  cnn_quality.only_b = 62;
+  cnn_quality.images = 10000;
+  cnn_quality.mcnemar_p = 0.037;
+  cnn.quality_comparison = cnn_quality;
   ReportLayer conv1{"conv1", "Conv + ReLU", 9, 16, "device dense", "K = 9 is not a multiple of 4"};
   conv1.deployed_cycles = conv1.dense_cycles = 3'000'000;
   ReportLayer pool1{"conv1.pool", "MaxPool", 0, 0, "host", "the device has no MaxPool layer"};

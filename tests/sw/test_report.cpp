@@ -179,6 +179,8 @@ TEST(ReportTest, JsonHasEveryKeyInOrder) {
   EXPECT_NEAR(cnn["effective_speedup"].get<double>(), 1.6, 1e-12);
   EXPECT_EQ(cnn["rtl_batches_bit_exact"], 10);
   EXPECT_DOUBLE_EQ(cnn["rtl_prediction_max_error"].get<double>(), 2e-5);
+  EXPECT_EQ(cnn["quality_comparison"]["verdict"], "no measurable difference");
+  EXPECT_EQ(cnn["quality_comparison"]["ci95_pp"], nlohmann::ordered_json::array({-0.51, 0.07}));
   EXPECT_TRUE(nlohmann::ordered_json::parse(report_json(DeploymentReport{}))["second_model"]
                   .is_null());
 }
@@ -443,7 +445,9 @@ TEST(ReportTest, MarkdownHasTheHeadlineFigures) {
   EXPECT_NE(text.find("### gradual (permuted)"), std::string::npos);
   EXPECT_NE(text.find("| 0.75 | 28.9% |  |"), std::string::npos);  // a schedule point
   // The second model: its quality delta, speedups with and without its fallbacks, a host layer.
-  EXPECT_NE(text.find("**-0.22 pp**"), std::string::npos);
+  EXPECT_NE(text.find("**-0.22 pp [-0.51, +0.07]** (95% paired bootstrap interval; McNemar p "
+                      "0.0370, no measurable difference)"),
+            std::string::npos);
   EXPECT_NE(text.find("**1.60x** with the fallbacks, 1.86x over the layers that run sparse"),
             std::string::npos);
   EXPECT_NE(text.find("| **conv1.pool** | MaxPool |  |  | host |"), std::string::npos);

@@ -565,8 +565,16 @@ Section second_model(const DeploymentReport& r) {
              percent(m.sparse_int8_accuracy)}};
   s.blocks.push_back(table_block(std::move(q)));
   s.blocks.push_back(paragraph(
-      "Deployed INT8 against the control's FP32: " + strong(signed_pp(m.quality_delta_pp())) +
-      ". Device speedup, all-dense cycles over deployed cycles on the same device and batches: " +
+      "Deployed INT8 against the control's FP32: " +
+      (m.quality_comparison
+           ? strong(signed_pp_with_ci(m.quality_comparison->delta_pp,
+                                      m.quality_comparison->ci95_pp)) +
+                 " (95% paired bootstrap interval; McNemar p " +
+                 p_value(m.quality_comparison->mcnemar_p) + ", " +
+                 m.quality_comparison->verdict() + ")"
+           : strong(signed_pp(m.quality_delta_pp()))) +
+      ". Device speedup, all-dense cycles over deployed cycles on the same array and batches "
+      "(its dense mode, not the dense-only design of equal area): " +
       strong(times(m.effective_speedup)) + " with the fallbacks, " +
       times(m.sparse_layers_speedup) + " over the layers that run sparse; the dense fallbacks take " +
       percent(m.fallback_cycle_share, 1) + " of the deployed cycles. Host layers run between the "

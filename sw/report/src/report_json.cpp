@@ -94,6 +94,9 @@ Json second_model_json(const std::optional<SecondModelReport>& m) {
               {"control_int8_accuracy", number(m->control_int8_accuracy)},
               {"sparse_int8_accuracy", number(m->sparse_int8_accuracy)},
               {"quality_delta_pp", number(m->quality_delta_pp())},
+              {"quality_comparison", m->quality_comparison
+                                         ? comparison_json(*m->quality_comparison)
+                                         : Json(nullptr)},
               {"effective_speedup", number(m->effective_speedup)},
               {"sparse_layers_speedup", number(m->sparse_layers_speedup)},
               {"fallback_cycle_share", number(m->fallback_cycle_share)},

@@ -8,7 +8,6 @@
 #include "dense_stack.hpp"
 #include "model_file.hpp"
 #include "nmsa/file_io.hpp"
-#include "nmsa/int8_mlp.hpp"
 
 namespace nmsa {
 
@@ -143,52 +142,44 @@ MatrixF rows_to_nchw(const MatrixF& a, Eigen::Index batch, const FeatureMap& m) 
   return x;
 }
 
-// One row per output pixel, K = C*k*k columns in ONNX's weight order (c, ky, kx); zeros where the
-// window leaves the map ("same" padding of k / 2).
-MatrixF im2col(const MatrixF& a, Eigen::Index batch, const FeatureMap& m, int k) {
+// Calls visit(r, src, col0) for every output pixel r of a k x k "same" window over map m and every
+// tap of its window inside the map: src is the pixel the tap reads, col0 the im2col column of
+// channel 0 at that tap (channel c is col0 + c * k * k: ONNX's weight order (c, ky, kx)).
+template <typename Visit>
+void for_each_tap(Eigen::Index batch, const FeatureMap& m, int k, Visit&& visit) {
   const int pad = k / 2;
-  MatrixF col = MatrixF::Zero(a.rows(), m.channels * k * k);
   for (Eigen::Index b = 0; b < batch; ++b) {
     for (int y = 0; y < m.height; ++y) {
       for (int x = 0; x < m.width; ++x) {
-        const Eigen::Index r = pixel_row(b, y, x, m);
         for (int ky = 0; ky < k; ++ky) {
           const int yy = y + ky - pad;
           if (yy < 0 || yy >= m.height) continue;
           for (int kx = 0; kx < k; ++kx) {
             const int xx = x + kx - pad;
             if (xx < 0 || xx >= m.width) continue;
-            const Eigen::Index src = pixel_row(b, yy, xx, m);
-            for (int c = 0; c < m.channels; ++c) col(r, (c * k + ky) * k + kx) = a(src, c);
+            visit(pixel_row(b, y, x, m), pixel_row(b, yy, xx, m), ky * k + kx);
           }
         }
       }
     }
   }
+}
+
+// One row per output pixel, K = C*k*k columns; zeros where the window leaves the map.
+MatrixF im2col(const MatrixF& a, Eigen::Index batch, const FeatureMap& m, int k) {
+  MatrixF col = MatrixF::Zero(a.rows(), m.channels * k * k);
+  for_each_tap(batch, m, k, [&](Eigen::Index r, Eigen::Index src, int col0) {
+    for (int c = 0; c < m.channels; ++c) col(r, col0 + c * k * k) = a(src, c);
+  });
   return col;
 }
 
 // The adjoint of im2col: every column entry's gradient added back to the pixel it was read from.
 MatrixF col2im(const MatrixF& dcol, Eigen::Index batch, const FeatureMap& m, int k) {
-  const int pad = k / 2;
   MatrixF da = MatrixF::Zero(dcol.rows(), m.channels);
-  for (Eigen::Index b = 0; b < batch; ++b) {
-    for (int y = 0; y < m.height; ++y) {
-      for (int x = 0; x < m.width; ++x) {
-        const Eigen::Index r = pixel_row(b, y, x, m);
-        for (int ky = 0; ky < k; ++ky) {
-          const int yy = y + ky - pad;
-          if (yy < 0 || yy >= m.height) continue;
-          for (int kx = 0; kx < k; ++kx) {
-            const int xx = x + kx - pad;
-            if (xx < 0 || xx >= m.width) continue;
-            const Eigen::Index dst = pixel_row(b, yy, xx, m);
-            for (int c = 0; c < m.channels; ++c) da(dst, c) += dcol(r, (c * k + ky) * k + kx);
-          }
-        }
-      }
-    }
-  }
+  for_each_tap(batch, m, k, [&](Eigen::Index r, Eigen::Index src, int col0) {
+    for (int c = 0; c < m.channels; ++c) da(src, c) += dcol(r, col0 + c * k * k);
+  });
   return da;
 }
 
@@ -335,22 +326,16 @@ double cnn_loss(const Cnn& model, const MatrixF& x, const std::vector<std::uint8
   return loss;
 }
 
+std::vector<std::uint8_t> cnn_predict(const Cnn& model, const MatrixF& x, int batch_size) {
+  check_input(model, x);
+  return predict_in_batches(x, batch_size,
+                            [&](const MatrixF& rows) { return cnn_forward(model, rows); });
+}
+
 double evaluate_cnn_accuracy(const Cnn& model, const MatrixF& x,
                              const std::vector<std::uint8_t>& labels, int batch_size) {
   check_batch(model, x, labels);
-  if (x.rows() == 0) return 0.0;
-  batch_size = std::max(batch_size, 1);
-  long correct = 0;
-  for (Eigen::Index start = 0; start < x.rows(); start += batch_size) {
-    const Eigen::Index n = std::min<Eigen::Index>(batch_size, x.rows() - start);
-    const std::vector<std::uint8_t> predicted =
-        predict_classes(cnn_forward(model, x.middleRows(start, n)));
-    for (Eigen::Index r = 0; r < n; ++r) {
-      if (predicted[static_cast<std::size_t>(r)] == labels[static_cast<std::size_t>(start + r)])
-        ++correct;
-    }
-  }
-  return static_cast<double>(correct) / static_cast<double>(x.rows());
+  return fraction_correct(cnn_predict(model, x, batch_size), labels);
 }
 
 TrainOptions cnn_train_options(const Cnn& model, TrainOptions options) {

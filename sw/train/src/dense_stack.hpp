@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "nmsa/mlp.hpp"
@@ -29,5 +30,15 @@ double softmax_cross_entropy(MatrixF& logits, const std::vector<std::uint8_t>& l
 MatrixF dense_stack_backward(const Mlp& model, std::size_t first,
                              const std::vector<MatrixF>& acts, MatrixF dz, MlpGradients& grads,
                              bool input_gradient);
+
+// The class of every row of x (the argmax of its logits, the lowest index on ties: predict_classes),
+// computed batch_size rows at a time by `logits_of`, so that a large input never becomes one
+// activation matrix.
+std::vector<std::uint8_t> predict_in_batches(
+    const MatrixF& x, int batch_size, const std::function<MatrixF(const MatrixF&)>& logits_of);
+
+// The fraction of the predictions equal to their labels (0 for none).
+double fraction_correct(const std::vector<std::uint8_t>& predicted,
+                        const std::vector<std::uint8_t>& labels);
 
 }  // namespace nmsa

@@ -12,6 +12,7 @@
 #include "dense_stack.hpp"
 #include "model_file.hpp"
 #include "nmsa/file_io.hpp"
+#include "nmsa/int8_mlp.hpp"
 #include "nmsa/progress.hpp"
 
 namespace nmsa {
@@ -162,22 +163,35 @@ double mlp_loss(const Mlp& model, const MatrixF& x, const std::vector<std::uint8
   return loss;
 }
 
+std::vector<std::uint8_t> predict_in_batches(
+    const MatrixF& x, int batch_size, const std::function<MatrixF(const MatrixF&)>& logits_of) {
+  batch_size = std::max(batch_size, 1);
+  std::vector<std::uint8_t> predicted;
+  predicted.reserve(static_cast<std::size_t>(x.rows()));
+  for (Eigen::Index start = 0; start < x.rows(); start += batch_size) {
+    const Eigen::Index n = std::min<Eigen::Index>(batch_size, x.rows() - start);
+    for (const std::uint8_t c : predict_classes(logits_of(x.middleRows(start, n)))) {
+      predicted.push_back(c);
+    }
+  }
+  return predicted;
+}
+
+double fraction_correct(const std::vector<std::uint8_t>& predicted,
+                        const std::vector<std::uint8_t>& labels) {
+  long correct = 0;
+  for (std::size_t i = 0; i < labels.size() && i < predicted.size(); ++i) {
+    correct += predicted[i] == labels[i] ? 1 : 0;
+  }
+  return labels.empty() ? 0.0 : static_cast<double>(correct) / static_cast<double>(labels.size());
+}
+
 double evaluate_accuracy(const Mlp& model, const MatrixF& x,
                          const std::vector<std::uint8_t>& labels, int batch_size) {
   check_batch(model, x, labels);
-  if (x.rows() == 0) return 0.0;
-  batch_size = std::max(batch_size, 1);
-  long correct = 0;
-  for (Eigen::Index start = 0; start < x.rows(); start += batch_size) {
-    const Eigen::Index n = std::min<Eigen::Index>(batch_size, x.rows() - start);
-    const MatrixF logits = mlp_forward(model, x.middleRows(start, n));
-    for (Eigen::Index r = 0; r < n; ++r) {
-      Eigen::Index arg = 0;
-      logits.row(r).maxCoeff(&arg);
-      if (arg == labels[static_cast<std::size_t>(start + r)]) ++correct;
-    }
-  }
-  return static_cast<double>(correct) / static_cast<double>(x.rows());
+  return fraction_correct(
+      predict_in_batches(x, batch_size, [&](const MatrixF& rows) { return mlp_forward(model, rows); }),
+      labels);
 }
 
 SgdOptimizer::SgdOptimizer(const Mlp& model, const TrainOptions& options) : options_(options) {

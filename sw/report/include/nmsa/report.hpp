@@ -194,6 +194,8 @@ struct SecondModelReport {
   double sparse_fp32_accuracy = kNotMeasured;   // pruned, before quantization
   double control_int8_accuracy = kNotMeasured;
   double sparse_int8_accuracy = kNotMeasured;   // as deployed
+  // Deployed INT8 against the control's FP32 on the same test images: interval and McNemar.
+  std::optional<PairedComparison> quality_comparison;
   // Every device layer (cycles over the test set, as deployed and all dense) and every host
   // layer (placement "host", no cycles), in graph order.
   std::vector<ReportLayer> layers;

@@ -77,6 +77,10 @@ MatrixF cnn_forward(const Cnn& model, const MatrixF& x);
 double cnn_loss(const Cnn& model, const MatrixF& x, const std::vector<std::uint8_t>& labels,
                 MlpGradients* grads = nullptr);
 
+// The predicted class of every row (predict_classes of the logits), batch_size rows at a time.
+std::vector<std::uint8_t> cnn_predict(const Cnn& model, const MatrixF& x, int batch_size = 500);
+
+// Fraction of rows predicted as labelled (0 for none).
 double evaluate_cnn_accuracy(const Cnn& model, const MatrixF& x,
                              const std::vector<std::uint8_t>& labels, int batch_size = 500);
 
