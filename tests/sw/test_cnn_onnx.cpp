@@ -7,6 +7,8 @@
 //   a counted DENSE_WEIGHT fallback, every other Conv and Gemm sparse on the device, each Relu
 //   fused into its layer, each MaxPool on the host as a counted fallback;
 // - the logits match cnn_forward within the INT8 path's error and the classes agree;
+// - with RuntimeOptions::check_golden every device GEMM equals the golden model, and a device that
+//   stores one wrong byte is caught, naming the layer;
 // - malformed models are refused naming the layer.
 #include <gtest/gtest.h>
 #include <onnx/checker.h>
@@ -24,6 +26,7 @@
 #include "nmsa/cnn.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/int8_mlp.hpp"
+#include "nmsa/isa.hpp"
 #include "nmsa/onnx_export.hpp"
 #include "nmsa/onnx_model.hpp"
 #include "nmsa/runtime.hpp"
@@ -128,6 +131,68 @@ TEST(CnnOnnxTest, PrunedCnnRunsSparseExceptTheFirstConvolution) {
   EXPECT_LT((got - ref).cwiseAbs().maxCoeff(), 0.1f * range) << "got\n" << got << "\nwant\n" << ref;
   EXPECT_GE(rt.layer("conv2").device.tiles_sparse, 1u);
   EXPECT_GE(rt.layer("conv1").device.tiles_dense, 1u);
+}
+
+// A device that, after each run, flips the lowest bit of the first byte its first STORE wrote:
+// a single wrong result word, with every register and counter as the real run left them.
+class OneWrongByteDevice final : public Device {
+ public:
+  explicit OneWrongByteDevice(std::unique_ptr<Device> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return "one-wrong-byte(" + inner_->name() + ")"; }
+  std::uint32_t read_reg(std::uint32_t offset) override { return inner_->read_reg(offset); }
+  void write_reg(std::uint32_t offset, std::uint32_t value) override {
+    inner_->write_reg(offset, value);
+  }
+  HostMemory& memory() override { return inner_->memory(); }
+  DeviceRun run(std::uint64_t address, std::uint32_t count, const ProgressFn& progress) override {
+    const DeviceRun r = inner_->run(address, count, progress);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::vector<std::uint8_t> bytes =
+          memory().read_bytes(address + i * isa::COMMAND_BYTES, isa::COMMAND_BYTES);
+      const Command c = decode(bytes.data());
+      if (c.opcode != Opcode::STORE) continue;
+      const auto byte = memory().read_le<std::uint8_t>(c.host_address);
+      memory().write_le<std::uint8_t>(c.host_address, static_cast<std::uint8_t>(byte ^ 1u));
+      break;
+    }
+    return r;
+  }
+
+ private:
+  std::unique_ptr<Device> inner_;
+};
+
+TEST(CnnOnnxTest, GoldenCheckPassesEveryGemmAndCatchesOneWrongByte) {
+  const std::uint64_t seed = test_seed(43);
+  SCOPED_TRACE(seed_note(seed));
+  Cnn m = test_cnn(seed);
+  const NmPattern pattern{2, 4};
+  apply_nm_masks(m.params, pattern, false, {}, prunable_layers(m, pattern));
+  const std::string onnx = serialize_cnn_onnx(m);
+  std::mt19937_64 rng(seed + 2);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  std::vector<float> x(5 * 64);
+  for (float& v : x) v = pixel(rng);
+  const std::map<std::string, Tensor> in{{"input", Tensor::make_float({5, 64}, x)}};
+  RuntimeOptions checked;
+  checked.check_golden = true;
+
+  const std::unique_ptr<Device> dev = make_model_device("small");
+  Runtime rt(parse_onnx_model(onnx, "cnn.onnx"), *dev, checked);
+  ASSERT_NO_THROW(rt.run(in)) << rt.describe();
+  for (const char* name : {"conv1", "conv2", "fc1", "fc2"}) {
+    EXPECT_GE(rt.layer(name).device.programs, 1u) << name;
+    EXPECT_EQ(rt.layer(name).device.golden_checked, rt.layer(name).device.programs) << name;
+  }
+
+  OneWrongByteDevice wrong(make_model_device("small"));
+  Runtime unchecked(parse_onnx_model(onnx, "cnn.onnx"), wrong);
+  EXPECT_NO_THROW(unchecked.run(in));  // the wrong byte passes unnoticed without the check
+  EXPECT_EQ(unchecked.layer("conv1").device.golden_checked, 0u);
+  Runtime caught(parse_onnx_model(onnx, "cnn.onnx"), wrong, checked);
+  expect_throw_containing([&] { caught.run(in); }, std::vector<std::string>
+                          {"conv1", "device one-wrong-byte(model:small) differs from the golden "
+                                    "model at row "});
 }
 
 TEST(CnnOnnxTest, MalformedModelsAreRefusedNamingTheLayer) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "nmsa/epilogue.hpp"
+#include "nmsa/golden.hpp"
 #include "nmsa/quant.hpp"
 #include "nmsa/regs.hpp"
 #include "runtime_values.hpp"
@@ -110,6 +111,29 @@ std::map<std::int64_t, std::vector<std::size_t>> group_by_weight(const MatmulSha
   return groups;
 }
 
+// The device's output of x * w^T against the golden model's, element by element.
+void check_against_golden(const DeviceContext& dev, const Node& node, const MatrixI8& x,
+                          const MatrixI8& w, const std::optional<EpilogueParams>& epi, bool relu,
+                          const MatrixI32& out) {
+  const MatrixI32 acc = golden::gemm_i8(x, w);
+  const MatrixI32 want = epi                ? apply_epilogue(acc, *epi, relu, false)
+                         : relu ? MatrixI32(acc.cwiseMax(0))
+                                : acc;
+  if (out.rows() != want.rows() || out.cols() != want.cols()) {
+    node_error(node, "device " + dev.device.name() + " returned [" + std::to_string(out.rows()) +
+                         " x " + std::to_string(out.cols()) + "], the golden model [" +
+                         std::to_string(want.rows()) + " x " + std::to_string(want.cols()) + "]");
+  }
+  for (Eigen::Index c = 0; c < out.cols(); ++c) {
+    for (Eigen::Index r = 0; r < out.rows(); ++r) {
+      if (out(r, c) == want(r, c)) continue;
+      node_error(node, "device " + dev.device.name() + " differs from the golden model at row " +
+                           std::to_string(r) + ", column " + std::to_string(c) + ": " +
+                           std::to_string(out(r, c)) + ", golden " + std::to_string(want(r, c)));
+    }
+  }
+}
+
 // One weight matrix (`matrix` of the node's) times x on the device.
 MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, std::size_t matrix,
                       const MatrixI8& x, const MatrixI8& w, GemmMode mode,
@@ -159,6 +183,10 @@ MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, std::size_t ma
   stats.meta_bytes += r.counter(rg::META_BYTES_LO_OFFSET);
   MatrixI32 out = prog->read_output();
   mem.clear();  // the program's pages; the allocator moves on, so addresses never repeat
+  if (dev.check_golden) {
+    check_against_golden(dev, node, x, w, epi, relu, out);
+    ++stats.golden_checked;
+  }
   return out;
 }
 
@@ -253,41 +281,93 @@ Tensor run_conv(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
   return y;
 }
 
-Tensor run_qdq_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
-                    const Values& values, DeviceStats& stats) {
-  const QdqGemm& q = *g.qdq;
+namespace {
+
+// The int8 activations a QDQ layer reads (its DequantizeLinear's input), checked.
+const Tensor& qdq_input(const Node& node, const QdqGemm& q, const Values& values) {
   const Tensor* x = values.find(q.input);
   if (x == nullptr) node_error(node, "the quantized activations '" + q.input + "' have no value");
-  if (x->type != ElementType::INT8 || x->rank() != 2 || x->shape[1] != g.k) {
+  if (x->type != ElementType::INT8) {
     node_error(node, "the quantized activations '" + q.input + "' are " + x->describe() +
-                         ", the layer takes int8 [M x " + std::to_string(g.k) + "]");
+                         ", not int8");
   }
-  const Eigen::Index rows = x->shape[0];
-  MatrixI8 a(rows, g.k);
-  for (Eigen::Index i = 0; i < a.size(); ++i) {
-    a.data()[i] = static_cast<std::int8_t>(x->ints[static_cast<std::size_t>(i)]);
-  }
-  const bool relu_on_device = q.relu.has_value() && q.epilogue.has_value();
-  const MatrixI32 out =
-      device_gemm(dev, node, 0, a, g.weights[0], g.mode, q.epilogue, relu_on_device, stats);
-  const Shape shape{rows, g.n};
+  return *x;
+}
+
+// The device's [rows x N] result as the pattern's output: int8 when the epilogue requantized,
+// else the accumulators to float as Int8Mlp's logits are computed (logits_from_accumulators),
+// with the bias and the ReLU.
+Tensor qdq_rows(const QdqGemm& q, const MatrixI32& out) {
+  const Shape shape{out.rows(), out.cols()};
   if (q.epilogue) {
     Tensor y = Tensor::zeros(ElementType::INT8, shape);
-    for (Eigen::Index i = 0; i < out.size(); ++i) {
-      y.ints[static_cast<std::size_t>(i)] = out.data()[i];
+    for (Eigen::Index r = 0; r < out.rows(); ++r) {
+      for (Eigen::Index c = 0; c < out.cols(); ++c) {
+        y.ints[static_cast<std::size_t>(r * out.cols() + c)] = out(r, c);
+      }
     }
     return y;
   }
-  // Accumulators to float as Int8Mlp's logits are computed (logits_from_accumulators).
   Tensor y = Tensor::zeros(ElementType::FLOAT, shape);
-  for (Eigen::Index r = 0; r < rows; ++r) {
-    for (Eigen::Index c = 0; c < g.n; ++c) {
+  for (Eigen::Index r = 0; r < out.rows(); ++r) {
+    for (Eigen::Index c = 0; c < out.cols(); ++c) {
       const auto cu = static_cast<std::size_t>(c);
       const double scale = static_cast<double>(q.input_scale) * q.weight_scales[cu];
       const double bias = q.bias.empty() ? 0.0 : static_cast<double>(q.bias[cu]);
       float v = static_cast<float>(scale * out(r, c) + bias);
       if (q.relu && v < 0.0f) v = 0.0f;
-      y.floats[static_cast<std::size_t>(r * g.n + c)] = v;
+      y.floats[static_cast<std::size_t>(r * out.cols() + c)] = v;
+    }
+  }
+  return y;
+}
+
+}  // namespace
+
+Tensor run_qdq_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                    const Values& values, DeviceStats& stats) {
+  const QdqGemm& q = *g.qdq;
+  const Tensor& x = qdq_input(node, q, values);
+  if (x.rank() != 2 || x.shape[1] != g.k) {
+    node_error(node, "the quantized activations '" + q.input + "' are " + x.describe() +
+                         ", the layer takes int8 [M x " + std::to_string(g.k) + "]");
+  }
+  const Eigen::Index rows = x.shape[0];
+  MatrixI8 a(rows, g.k);
+  for (Eigen::Index i = 0; i < a.size(); ++i) {
+    a.data()[i] = static_cast<std::int8_t>(x.ints[static_cast<std::size_t>(i)]);
+  }
+  const bool relu_on_device = q.relu.has_value() && q.epilogue.has_value();
+  return qdq_rows(q, device_gemm(dev, node, 0, a, g.weights[0], g.mode, q.epilogue,
+                                 relu_on_device, stats));
+}
+
+Tensor run_qdq_conv(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                    const Values& values, DeviceStats& stats) {
+  const QdqGemm& q = *g.qdq;
+  const Tensor& x = qdq_input(node, q, values);
+  const ConvGeometry geo = conv_geometry(node, x.shape, g.b_shape);
+  // im2col of the int8 values, exact in float; its padding is 0, the zero point.
+  Tensor xf = Tensor::zeros(ElementType::FLOAT, x.shape);
+  for (std::size_t i = 0; i < x.ints.size(); ++i) xf.floats[i] = static_cast<float>(x.ints[i]);
+  const MatrixI8 cols = im2col(geo, xf).cast<std::int8_t>();
+  const bool relu_on_device = q.relu.has_value() && q.epilogue.has_value();
+  const Tensor rows = qdq_rows(q, device_gemm(dev, node, 0, cols, g.weights[0], g.mode,
+                                              q.epilogue, relu_on_device, stats));
+  // Row (b, position), column m to [N, M, (OH,) OW].
+  Tensor y = Tensor::zeros(rows.type, geo.out_shape);
+  const std::int64_t positions = geo.oh * geo.ow;
+  for (std::int64_t b = 0; b < geo.n; ++b) {
+    for (std::int64_t p = 0; p < positions; ++p) {
+      for (std::int64_t m = 0; m < geo.m; ++m) {
+        const auto from = static_cast<std::size_t>((b * positions + p) * geo.m + m);
+        const auto to = static_cast<std::size_t>((b * geo.m + m) * positions + p);
+        if (y.is_float()) {
+          y.floats[to] = rows.floats[from];
+        } else {
+          y.ints[to] = rows.ints[from];
+        }
+      }
     }
   }
   return y;

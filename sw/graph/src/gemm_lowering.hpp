@@ -27,8 +27,17 @@
 namespace nmsa::graph_detail {
 
 // CONV: a 1-D or 2-D Conv with groups = 1, its weight W [M, C, KH, KW] as [M x C*KH*KW], its
-// input lowered by im2col on the host (host_conv.cpp).
-enum class GemmKind { FLOAT_GEMM, FLOAT_MATMUL, MATMUL_INTEGER, QLINEAR_MATMUL, QDQ_GEMM, CONV };
+// input lowered by im2col on the host (host_conv.cpp). QDQ_GEMM, QDQ_CONV: a Gemm or Conv in QDQ
+// form (qdq_pattern.hpp).
+enum class GemmKind {
+  FLOAT_GEMM,
+  FLOAT_MATMUL,
+  MATMUL_INTEGER,
+  QLINEAR_MATMUL,
+  QDQ_GEMM,
+  QDQ_CONV,
+  CONV
+};
 
 struct FusedStep {
   std::size_t node = 0;
@@ -50,7 +59,7 @@ struct DeviceGemm {
   std::vector<std::vector<std::int64_t>> cb, colsum;
   bool cb_zero = true;
   bool epilogue_on_device = false;  // QLinearMatMul requantized by the STORE epilogue
-  std::optional<QdqGemm> qdq;       // QDQ_GEMM: the fused pattern (its weights in `weights`)
+  std::optional<QdqGemm> qdq;  // QDQ_GEMM, QDQ_CONV: the fused pattern (its weights in `weights`)
   std::vector<FusedStep> fused;
   std::string output;  // the value this layer writes (the last fused node's output)
 };
@@ -74,6 +83,7 @@ struct DeviceContext {
   // The host memory the compiler ranks plans for (RuntimeOptions::memory), and the plans chosen.
   const std::optional<PerfModelParams>& memory;
   PlanCache& plans;
+  bool check_golden;  // RuntimeOptions::check_golden
 };
 
 // A float Gemm or MatMul on the device: its output tensor, before any fused Add or Relu. The
@@ -89,6 +99,11 @@ Tensor run_conv(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
 // A Gemm in QDQ form (qdq_pattern.hpp) on the device: int8 output when the pattern ends in a
 // QuantizeLinear (requantized by the epilogue), else float (and the fused Relu).
 Tensor run_qdq_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                    const Values& values, DeviceStats& stats);
+
+// A Conv in QDQ form on the device: its int8 input lowered by im2col, one device GEMM, the
+// output as run_qdq_gemm's in [N, M, (OH,) OW].
+Tensor run_qdq_conv(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
                     const Values& values, DeviceStats& stats);
 
 // A MatMulInteger or QLinearMatMul on the device, exactly: its output tensor.

@@ -66,6 +66,7 @@ DeviceStats& DeviceStats::operator+=(const DeviceStats& o) {
   dma_rd_bytes += o.dma_rd_bytes;
   dma_wr_bytes += o.dma_wr_bytes;
   meta_bytes += o.meta_bytes;
+  golden_checked += o.golden_checked;
   return *this;
 }
 
@@ -83,13 +84,14 @@ DeviceStats DeviceStats::operator-(const DeviceStats& earlier) const {
   d.dma_rd_bytes -= earlier.dma_rd_bytes;
   d.dma_wr_bytes -= earlier.dma_wr_bytes;
   d.meta_bytes -= earlier.meta_bytes;
+  d.golden_checked -= earlier.golden_checked;
   return d;
 }
 
 std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& inputs) {
   check_inputs(graph_, inputs);
   Values values(graph_, inputs);
-  const DeviceContext dev{*device_, caps_, options_.memory, plan_->plans};
+  const DeviceContext dev{*device_, caps_, options_.memory, plan_->plans, options_.check_golden};
   for (const std::size_t i : order_) {
     const Node& n = graph_.nodes[i];
     switch (plan_->role[i]) {
@@ -103,6 +105,8 @@ std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& 
         Tensor y;
         if (g.kind == GemmKind::QDQ_GEMM) {
           y = run_qdq_gemm(dev, n, g, values, rep.device);
+        } else if (g.kind == GemmKind::QDQ_CONV) {
+          y = run_qdq_conv(dev, n, g, values, rep.device);
         } else if (g.kind == GemmKind::CONV) {
           y = run_conv(dev, n, g, values, rep.device);
         } else if (g.kind == GemmKind::FLOAT_GEMM || g.kind == GemmKind::FLOAT_MATMUL) {

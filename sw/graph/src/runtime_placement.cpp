@@ -336,9 +336,9 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
     fr.reason = "fused into " + into.describe() + ": " + how;
   };
 
-  // Gemms in QDQ form (qdq_pattern.hpp) take their DequantizeLinear inputs, and the Relu and
-  // QuantizeLinear after them, into one device layer; marked now, as the DequantizeLinear nodes
-  // come before their Gemm in the order.
+  // Gemms and Convs in QDQ form (qdq_pattern.hpp) take their DequantizeLinear inputs, and the
+  // Relu and QuantizeLinear after them, into one device layer; marked now, as the
+  // DequantizeLinear nodes come before their layer in the order.
   std::map<std::size_t, QdqGemm> qdq;
   std::map<std::size_t, std::string> qdq_not_fused;
   if (options_.fuse && options_.device_layers) {
@@ -348,9 +348,9 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
                          }};
     for (const std::size_t i : order_) {
       const Node& n = graph_.nodes[i];
-      if (n.op_type != "Gemm" || !is_default_domain(n)) continue;
+      if ((n.op_type != "Gemm" && n.op_type != "Conv") || !is_default_domain(n)) continue;
       std::string why_not;
-      std::optional<QdqGemm> m = match_qdq_gemm(view, i, why_not);
+      std::optional<QdqGemm> m = match_qdq_layer(view, i, why_not);
       if (!m) {
         if (!why_not.empty()) qdq_not_fused.emplace(i, why_not);
         continue;
@@ -419,9 +419,11 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
     std::string why_not;
     std::string what = "weight";
     if (const auto m = qdq.find(i); m != qdq.end()) {
-      g.kind = GemmKind::QDQ_GEMM;
+      const bool conv = !m->second.conv_weight_shape.empty();
+      g.kind = conv ? GemmKind::QDQ_CONV : GemmKind::QDQ_GEMM;
       g.k = m->second.weights.cols();
       g.n = m->second.weights.rows();
+      if (conv) g.b_shape = m->second.conv_weight_shape;
       g.weights = {std::move(m->second.weights)};  // the device form, as for every GEMM
       g.qdq = std::move(m->second);
       what = "the INT8 weight";

@@ -16,7 +16,11 @@
 //   (+ Relu, QuantizeLinear)  (one layer, bit-exact)       constant int8 B, symmetric (docs/
 //                                                          runtime.md, "Deploying a quantized
 //                                                          network")
-//   QuantizeLinear,          HOST_UNSUPPORTED_OP           when not part of a QDQ Gemm (e.g. the
+//   Conv (1-D, 2-D, float)   DEVICE_SPARSE / DEVICE_DENSE  W constant, group = 1: one im2col GEMM
+//                                                          (grouped, depthwise: on the host)
+//   Conv in QDQ form         DEVICE_SPARSE / DEVICE_DENSE  as the QDQ Gemm, int8 input lowered by
+//                             (one layer, bit-exact)       im2col, weight scales on axis 0, group 1
+//   QuantizeLinear,          HOST_UNSUPPORTED_OP           when not part of a QDQ layer (e.g. the
 //   DequantizeLinear                                       network's float input)
 //   Add (constant bias)      fused into the GEMM before it (float GEMMs; see below)
 //   Relu                     fused into the float GEMM (or GEMM + Add) before it
@@ -24,7 +28,10 @@
 //   Identity, Constant
 //   Add/Sub/Mul/Div, Relu,   HOST: fallbacks, counted (unfused Add/Relu: HOST_UNFUSED; the
 //   Exp, Softmax,            others HOST_UNSUPPORTED_OP); Gemm/MatMul/... that miss a device
-//   ReduceMax, ReduceSum     condition run on the host as HOST_UNSUPPORTED_CASE
+//   ReduceMax, ReduceSum,    condition run on the host as HOST_UNSUPPORTED_CASE
+//   Transpose, Cast,
+//   pooling, Concat,         (a BatchNormalization right after a Conv is folded into it; the
+//   Batch/LayerNormalization  full table with every condition is in docs/runtime.md)
 //   anything else            the Runtime refuses the model (no host kernel), naming the node
 //
 // A device GEMM is sparse when every weight matrix, in the form the device receives it, is N:M
@@ -106,6 +113,9 @@ struct DeviceStats {
   std::uint64_t dma_rd_bytes = 0;
   std::uint64_t dma_wr_bytes = 0;
   std::uint64_t meta_bytes = 0;  // of dma_rd_bytes, N:M metadata
+  // Programs whose output was compared with the golden model and equalled it
+  // (RuntimeOptions::check_golden); a difference is an error, so it never counts.
+  std::uint64_t golden_checked = 0;
   DeviceStats& operator+=(const DeviceStats& o);
   // The counts since `earlier` (a copy taken before a run): the run's own.
   DeviceStats operator-(const DeviceStats& earlier) const;
@@ -150,6 +160,11 @@ struct RuntimeOptions {
   // The host memory the compiler ranks tiling plans for (GemmOptions::memory); unset: the
   // compiler's coarse ranking.
   std::optional<PerfModelParams> memory;
+  // Every device GEMM's output is also computed by the golden model (nmsa/golden.hpp, with the
+  // epilogue's arithmetic when the program has one) and must equal it bit for bit; a difference
+  // is an error naming the node and the first element that differs. Costs one host GEMM per
+  // device GEMM.
+  bool check_golden = false;
 };
 
 class Runtime {
