@@ -59,6 +59,14 @@ Cnn test_cnn(std::uint64_t seed) {
   return m;
 }
 
+// test_cnn pruned 2:4 where prunable_layers allows: every layer but the first convolution.
+Cnn pruned_test_cnn(std::uint64_t seed) {
+  Cnn m = test_cnn(seed);
+  const NmPattern pattern{2, 4};
+  apply_nm_masks(m.params, pattern, false, {}, prunable_layers(m, pattern));
+  return m;
+}
+
 TEST(CnnOnnxTest, CheckerAcceptsTheGraphNmsaReadsBack) {
   const std::uint64_t seed = test_seed(41);
   SCOPED_TRACE(seed_note(seed));
@@ -84,9 +92,7 @@ TEST(CnnOnnxTest, CheckerAcceptsTheGraphNmsaReadsBack) {
 TEST(CnnOnnxTest, PrunedCnnRunsSparseExceptTheFirstConvolution) {
   const std::uint64_t seed = test_seed(42);
   SCOPED_TRACE(seed_note(seed));
-  Cnn m = test_cnn(seed);
-  const NmPattern pattern{2, 4};
-  apply_nm_masks(m.params, pattern, false, {}, prunable_layers(m, pattern));
+  const Cnn m = pruned_test_cnn(seed);
   const std::unique_ptr<Device> dev = make_model_device("small");
   Runtime rt(parse_onnx_model(serialize_cnn_onnx(m), "cnn.onnx"), *dev);
 
@@ -165,9 +171,7 @@ class OneWrongByteDevice final : public Device {
 TEST(CnnOnnxTest, GoldenCheckPassesEveryGemmAndCatchesOneWrongByte) {
   const std::uint64_t seed = test_seed(43);
   SCOPED_TRACE(seed_note(seed));
-  Cnn m = test_cnn(seed);
-  const NmPattern pattern{2, 4};
-  apply_nm_masks(m.params, pattern, false, {}, prunable_layers(m, pattern));
+  const Cnn m = pruned_test_cnn(seed);
   const std::string onnx = serialize_cnn_onnx(m);
   std::mt19937_64 rng(seed + 2);
   std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
