@@ -1,7 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
 // The demo's CNN (cnn.hpp): its forward pass against a direct convolution, its gradients against
-// finite differences, training, pruning and its model file.
+// finite differences, the calibration of its INT8 input scales, training, pruning and its model
+// file.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -149,6 +150,45 @@ TEST(CnnTest, ForwardIsOnnxsConvReluPoolFlattenGemm) {
   EXPECT_EQ(cnn_layer_name(m, 1), "conv2");
   EXPECT_EQ(cnn_layer_name(m, 2), "fc1");
   EXPECT_EQ(cnn_layer_name(m, 3), "fc2");
+}
+
+// Every layer's scale is taken from the activations that layer reads: doubling layer j's weights
+// and bias doubles exactly what layer j + 1 reads (ReLU and max pool are positively homogeneous,
+// and a factor of 2 is exact in float); halving layer j + 1's weights then leaves everything
+// after it unchanged. So only scale j + 1 moves, by exactly 2x.
+TEST(CnnTest, CalibrationScalesComeFromWhatEachLayerReads) {
+  const auto seed = test_seed(4);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  Cnn m = make_cnn(small_shape(), seed);
+  for (auto& l : m.params.layers) {
+    MatrixF b(l.b.size(), 1);
+    fill_normal(b, rng, 0.1f);
+    l.b = b.col(0);
+  }
+  MatrixF x(20, 2 * 6 * 6);
+  fill_normal(x, rng);
+  const std::vector<float> scales = calibrate_cnn_input_scales(m, x);
+  ASSERT_EQ(scales.size(), 4u);
+  EXPECT_FLOAT_EQ(scales[0], x.cwiseAbs().maxCoeff() / 127.0f);
+  for (std::size_t j = 0; j + 1 < scales.size(); ++j) {
+    SCOPED_TRACE("layer " + std::to_string(j) + " doubled");
+    Cnn scaled = m;
+    scaled.params.layers[j].w *= 2.0f;
+    scaled.params.layers[j].b *= 2.0f;
+    scaled.params.layers[j + 1].w *= 0.5f;
+    const std::vector<float> got = calibrate_cnn_input_scales(scaled, x);
+    for (std::size_t i = 0; i < scales.size(); ++i) {
+      EXPECT_FLOAT_EQ(got[i], i == j + 1 ? 2.0f * scales[i] : scales[i]) << "scale " << i;
+    }
+  }
+  const std::vector<float> clipped = calibrate_cnn_input_scales(m, x, 90.0);
+  for (std::size_t i = 0; i < scales.size(); ++i) EXPECT_LT(clipped[i], scales[i]) << i;
+  expect_throw_containing([&] { calibrate_cnn_input_scales(m, MatrixF::Zero(4, 71)); },
+                          "input has 71 features, the network reads 72");
+  expect_throw_containing([&] { calibrate_cnn_input_scales(m, MatrixF(0, 72)); },
+                          "no calibration rows");
+  expect_throw_containing([&] { calibrate_cnn_input_scales(m, x, 0.0); }, "percentile");
 }
 
 TEST(CnnTest, GradientMatchesFiniteDifferences) {

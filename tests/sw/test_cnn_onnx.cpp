@@ -9,6 +9,9 @@
 // - the logits match cnn_forward within the INT8 path's error and the classes agree;
 // - with RuntimeOptions::check_golden every device GEMM equals the golden model, and a device that
 //   stores one wrong byte is caught, naming the layer;
+// - in QDQ form (serialize_int8_cnn_onnx) with calibrated scales, every Conv and Gemm is one
+//   device layer from int8 to int8 (the last to float logits), every GEMM equal to the golden
+//   model, and the logits agree with the same graph computed on the host in float;
 // - malformed models are refused naming the layer.
 #include <gtest/gtest.h>
 #include <onnx/checker.h>
@@ -199,6 +202,84 @@ TEST(CnnOnnxTest, GoldenCheckPassesEveryGemmAndCatchesOneWrongByte) {
                                     "model at row "});
 }
 
+MatrixF random_pixels(Eigen::Index rows, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  MatrixF x(rows, 64);
+  for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = pixel(rng);
+  return x;
+}
+
+MatrixF logits_of(Runtime& rt, const MatrixF& x) {
+  const Tensor y =
+      rt.run({{"input", Tensor::make_float({x.rows(), x.cols()},
+                                           std::vector<float>(x.data(), x.data() + x.size()))}})
+          .at("logits");
+  return Eigen::Map<const MatrixF>(y.floats.data(), x.rows(), y.shape.back());
+}
+
+TEST(CnnOnnxTest, Int8ExportRunsEveryLayerOnTheDeviceInInt8) {
+  const std::uint64_t seed = test_seed(44);
+  SCOPED_TRACE(seed_note(seed));
+  const Cnn m = pruned_test_cnn(seed);
+  const std::vector<float> scales = calibrate_cnn_input_scales(m, random_pixels(64, seed + 1));
+  const std::string bytes = serialize_int8_cnn_onnx(m, scales);
+  onnx::ModelProto p;
+  ASSERT_TRUE(p.ParseFromString(bytes));
+  EXPECT_NO_THROW(onnx::checker::check_model(p));
+  const Graph g = parse_onnx_model(bytes, "cnn_int8.onnx");
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes) ops.push_back(n.op_type);
+  const std::vector<std::string> block{"DequantizeLinear", "DequantizeLinear", "Conv", "Relu",
+                                       "QuantizeLinear", "MaxPool"};
+  std::vector<std::string> want{"Reshape", "QuantizeLinear"};
+  want.insert(want.end(), block.begin(), block.end());
+  want.insert(want.end(), block.begin(), block.end());
+  for (const char* op : {"Flatten", "DequantizeLinear", "DequantizeLinear", "Gemm", "Relu",
+                         "QuantizeLinear", "DequantizeLinear", "DequantizeLinear", "Gemm"}) {
+    want.emplace_back(op);
+  }
+  EXPECT_EQ(ops, want);
+  EXPECT_FLOAT_EQ(g.initializers.at("fc2.input_scale").floats.at(0), scales[3]);
+
+  RuntimeOptions checked;
+  checked.check_golden = true;
+  const std::unique_ptr<Device> dev = make_model_device("small");
+  Runtime rt(parse_onnx_model(bytes, "cnn_int8.onnx"), *dev, checked);
+  EXPECT_EQ(rt.layer("conv1").placement, Placement::DEVICE_DENSE) << rt.describe();
+  EXPECT_EQ(rt.layer("conv1").fallback, Fallback::DENSE_WEIGHT);
+  for (const char* name : {"conv2", "fc1", "fc2"}) {
+    EXPECT_EQ(rt.layer(name).placement, Placement::DEVICE_SPARSE) << name << ": " << rt.describe();
+  }
+  // Each hidden layer reads int8 and writes int8 at the next layer's scale, in one device GEMM.
+  EXPECT_EQ(rt.layer("conv2").fused_nodes,
+            (std::vector<std::string>{"conv2.dequantize_input", "conv2.dequantize_weight",
+                                      "conv2.relu", "fc1.quantize_input"}));
+  EXPECT_EQ(rt.layer("fc2").fused_nodes,
+            (std::vector<std::string>{"fc2.dequantize_input", "fc2.dequantize_weight"}));
+  EXPECT_EQ(rt.counts().device_sparse + rt.counts().device_dense, 4u) << rt.describe();
+
+  const MatrixF x = random_pixels(9, seed + 2);
+  const MatrixF got = logits_of(rt, x);
+  for (const char* name : {"conv1", "conv2", "fc1", "fc2"}) {
+    EXPECT_GE(rt.layer(name).device.programs, 1u) << name;
+    EXPECT_EQ(rt.layer(name).device.golden_checked, rt.layer(name).device.programs) << name;
+  }
+  // The same graph on the host in float between the quantizers: the epilogue's fixed-point
+  // requantization may round a value one step the other way, no more.
+  RuntimeOptions host;
+  host.device_layers = false;
+  Runtime on_host(parse_onnx_model(bytes, "cnn_int8.onnx"), *dev, host);
+  const MatrixF want_logits = logits_of(on_host, x);
+  const MatrixF fp32 = cnn_forward(m, x);
+  const float range = fp32.maxCoeff() - fp32.minCoeff();
+  ASSERT_GT(range, 0.0f);
+  EXPECT_LT((got - want_logits).cwiseAbs().maxCoeff(), 0.02f * range)
+      << "device\n" << got << "\nhost\n" << want_logits;
+  EXPECT_LT((got - fp32).cwiseAbs().maxCoeff(), 0.1f * range) << "int8\n" << got << "\nfp32\n"
+                                                              << fp32;
+}
+
 TEST(CnnOnnxTest, MalformedModelsAreRefusedNamingTheLayer) {
   const Cnn good = test_cnn(7);
   Cnn nan = good;
@@ -214,6 +295,13 @@ TEST(CnnOnnxTest, MalformedModelsAreRefusedNamingTheLayer) {
                           "the shape has 4 trainable layers, the model 3");
   expect_throw_containing([&] { export_cnn_onnx(nan, "/nonexistent-nmsa-dir/cnn.onnx"); },
                           "/nonexistent-nmsa-dir/cnn.onnx: cannot export the CNN");
+
+  expect_throw_containing([&] { serialize_int8_cnn_onnx(good, {0.1f, 0.1f, 0.1f}); },
+                          "3 input scales for 4 layers");
+  expect_throw_containing([&] { serialize_int8_cnn_onnx(good, {0.1f, 0.1f, 0.0f, 0.1f}); },
+                          "fc1's input scale 0.000000 is not finite and > 0");
+  expect_throw_containing([&] { serialize_int8_cnn_onnx(nan, {0.1f, 0.1f, 0.1f, 0.1f}); },
+                          "conv2.weight[3][5] is nan");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "nmsa/file_io.hpp"
+#include "nmsa/quant.hpp"
 
 namespace nmsa {
 
@@ -343,18 +344,92 @@ void validate(const Cnn& model, const std::string& graph_name, const std::string
   }
 }
 
-std::string serialize(const Cnn& model, const std::string& graph_name, const std::string& doc,
+// The input scales of a CNN in QDQ form: one per trainable layer, finite and positive.
+void validate_scales(const Cnn& model, const std::vector<float>& scales, const std::string& what) {
+  const std::size_t n = model.params.layers.size();
+  if (scales.size() != n) {
+    throw std::invalid_argument(what + ": " + std::to_string(scales.size()) + " input scales for " +
+                                std::to_string(n) + " layers");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(scales[i] > 0.0f) || !std::isfinite(scales[i])) {
+      throw std::invalid_argument(what + ": " + cnn_layer_name(model, i) + "'s input scale " +
+                                  std::to_string(scales[i]) + " is not finite and > 0");
+    }
+  }
+}
+
+// QuantizeLinear of x to layer `name`'s input scale (symmetric int8), with the initializers
+// the layer's DequantizeLinear reads too. Returns the int8 tensor's name.
+std::string add_quantize(onnx::GraphProto& g, const std::string& x, const std::string& name,
+                         float scale) {
+  const std::int8_t zero = 0;
+  add_initializer(g, name + ".input_scale", {}, &scale, 1);
+  add_int8_initializer(g, name + ".input_zero_point", {}, &zero, 1);
+  add_node(g, "QuantizeLinear", name + ".quantize_input",
+           {x, name + ".input_scale", name + ".input_zero_point"}, name + ".input_q");
+  return name + ".input_q";
+}
+
+// Trainable layer i of a CNN as `op` (Conv or Gemm) reading x, writing y, its weight stored with
+// `dims`. In FP32 form the weight is a float initializer; in QDQ form (quantized) x is the int8
+// input at the layer's scale, dequantized first, and the weight int8 per output channel behind a
+// DequantizeLinear (axis 0). The bias stays float, as ONNX's QDQ form keeps it.
+onnx::NodeProto* add_cnn_layer(onnx::GraphProto& g, const Cnn& model, std::size_t i,
+                               const std::string& op, std::string x,
+                               const std::vector<std::int64_t>& dims, bool quantized,
+                               const std::string& y) {
+  const MlpLayer& l = model.params.layers[i];
+  const std::string name = cnn_layer_name(model, i);
+  add_initializer(g, name + ".bias", {l.b.size()}, l.b.data(), static_cast<std::size_t>(l.b.size()));
+  if (!quantized) {
+    add_initializer(g, name + ".weight", dims, l.w.data(), static_cast<std::size_t>(l.w.size()));
+    return add_node(g, op, name, {x, name + ".weight", name + ".bias"}, y);
+  }
+  const QuantizedWeights q = quantize_weights_per_channel(l.w);
+  const std::vector<std::int8_t> zeros(q.scales.size(), 0);
+  add_int8_initializer(g, name + ".weight_q", dims, q.values.data(),
+                       static_cast<std::size_t>(q.values.size()));
+  add_initializer(g, name + ".weight_scale", {l.w.rows()}, q.scales.data(), q.scales.size());
+  add_int8_initializer(g, name + ".weight_zero_point", {l.w.rows()}, zeros.data(), zeros.size());
+  add_node(g, "DequantizeLinear", name + ".dequantize_input",
+           {x, name + ".input_scale", name + ".input_zero_point"}, name + ".input");
+  add_int_attribute(*add_node(g, "DequantizeLinear", name + ".dequantize_weight",
+                              {name + ".weight_q", name + ".weight_scale",
+                               name + ".weight_zero_point"},
+                              name + ".weight"),
+                    "axis", 0);
+  return add_node(g, op, name, {name + ".input", name + ".weight", name + ".bias"}, y);
+}
+
+// The CNN in FP32 (scales null) or in QDQ form with these input scales.
+std::string serialize(const Cnn& model, const std::vector<float>* scales,
+                      const std::string& graph_name, const std::string& doc,
                       const std::string& what) {
   validate(model, graph_name, what);
+  if (scales != nullptr) validate_scales(model, *scales, what);
+  const bool quantized = scales != nullptr;
   const CnnShape& s = model.shape;
   const std::string description =
-      doc.empty() ? "nmsa CNN: the [batch x C*H*W] input reshaped to NCHW; per block Conv (\"same\" "
-                    "padding, weights [M, C, KH, KW]), Relu and a 2x2 MaxPool; Flatten; Gemm "
-                    "layers (transB = 1) with Relu between them; logits out"
-                  : doc;
+      !doc.empty() ? doc
+      : quantized
+          ? "nmsa INT8 CNN in QDQ form: the [batch x C*H*W] input reshaped to NCHW and quantized; "
+            "per block DequantizeLinear of the int8 map and of the int8 weights [M, C, KH, KW] "
+            "(per output channel), Conv (\"same\" padding) with the float bias, Relu, "
+            "QuantizeLinear to the next layer's scale and a 2x2 MaxPool of the int8 map; Flatten; "
+            "Gemm layers (transB = 1) alike; float logits"
+          : "nmsa CNN: the [batch x C*H*W] input reshaped to NCHW; per block Conv (\"same\" "
+            "padding, weights [M, C, KH, KW]), Relu and a 2x2 MaxPool; Flatten; Gemm "
+            "layers (transB = 1) with Relu between them; logits out";
   onnx::ModelProto m = new_model(graph_name, description, std::int64_t{s.channels} * s.height * s.width,
                                  s.classes);
   onnx::GraphProto& g = *m.mutable_graph();
+  const std::size_t layers = model.params.layers.size();
+  // After layer i's Relu: in QDQ form, the quantizer of the next layer's input.
+  auto after_relu = [&](std::size_t i, const std::string& relu_out) {
+    return quantized ? add_quantize(g, relu_out, cnn_layer_name(model, i + 1), (*scales)[i + 1])
+                     : relu_out;
+  };
 
   // The images arrive as rows of pixels, as the MLP's do (the same .npy feeds both models).
   const std::vector<std::int64_t> nchw{-1, s.channels, s.height, s.width};
@@ -367,22 +442,20 @@ std::string serialize(const Cnn& model, const std::string& graph_name, const std
   }
   std::string x = "input_nchw";
   add_node(g, "Reshape", "reshape_input", {INPUT_NAME, "input_shape"}, x);
+  if (quantized) x = add_quantize(g, x, cnn_layer_name(model, 0), scales->front());
   for (std::size_t i = 0; i < s.convs.size(); ++i) {
     const MlpLayer& l = model.params.layers[i];
     const std::string name = cnn_layer_name(model, i);
     const std::int64_t kernel = s.convs[i].kernel;
     const std::int64_t c_in = conv_input_map(s, i).channels;
     // [M x C*KH*KW] row-major is [M, C, KH, KW] in ONNX's order.
-    add_initializer(g, name + ".weight", {l.w.rows(), c_in, kernel, kernel}, l.w.data(),
-                    static_cast<std::size_t>(l.w.size()));
-    add_initializer(g, name + ".bias", {l.b.size()}, l.b.data(), static_cast<std::size_t>(l.b.size()));
-    onnx::NodeProto* conv =
-        add_node(g, "Conv", name, {x, name + ".weight", name + ".bias"}, name + ".out");
+    onnx::NodeProto* conv = add_cnn_layer(g, model, i, "Conv", x, {l.w.rows(), c_in, kernel, kernel},
+                                          quantized, name + ".out");
     add_ints_attribute(*conv, "kernel_shape", {kernel, kernel});
     const std::int64_t pad = kernel / 2;
     add_ints_attribute(*conv, "pads", {pad, pad, pad, pad});
     add_node(g, "Relu", name + ".relu", {name + ".out"}, name + ".relu.out");
-    x = name + ".relu.out";
+    x = after_relu(i, name + ".relu.out");
     if (s.convs[i].pool) {
       onnx::NodeProto* pool = add_node(g, "MaxPool", name + ".pool", {x}, name + ".pool.out");
       add_ints_attribute(*pool, "kernel_shape", {2, 2});
@@ -392,20 +465,18 @@ std::string serialize(const Cnn& model, const std::string& graph_name, const std
   }
   add_int_attribute(*add_node(g, "Flatten", "flatten", {x}, "flatten.out"), "axis", 1);
   x = "flatten.out";
-  for (std::size_t i = s.convs.size(); i < model.params.layers.size(); ++i) {
+  for (std::size_t i = s.convs.size(); i < layers; ++i) {
     const MlpLayer& l = model.params.layers[i];
     const std::string name = cnn_layer_name(model, i);
-    const bool last = i + 1 == model.params.layers.size();
-    add_initializer(g, name + ".weight", {l.w.rows(), l.w.cols()}, l.w.data(),
-                    static_cast<std::size_t>(l.w.size()));
-    add_initializer(g, name + ".bias", {l.b.size()}, l.b.data(), static_cast<std::size_t>(l.b.size()));
+    const bool last = i + 1 == layers;
     const std::string y = last ? std::string(OUTPUT_NAME) : name + ".out";
-    add_int_attribute(*add_node(g, "Gemm", name, {x, name + ".weight", name + ".bias"}, y),
-                      "transB", 1);
+    add_int_attribute(
+        *add_cnn_layer(g, model, i, "Gemm", x, {l.w.rows(), l.w.cols()}, quantized, y), "transB",
+        1);
     x = y;
     if (!last) {
       add_node(g, "Relu", name + ".relu", {x}, name + ".relu.out");
-      x = name + ".relu.out";
+      x = after_relu(i, name + ".relu.out");
     }
   }
   return to_bytes(m, what);
@@ -426,12 +497,25 @@ void export_int8_mlp_onnx(const Int8Mlp& model, const std::string& path,
 
 std::string serialize_cnn_onnx(const Cnn& model, const std::string& graph_name,
                                const std::string& doc) {
-  return serialize(model, graph_name, doc, "serialize_cnn_onnx");
+  return serialize(model, nullptr, graph_name, doc, "serialize_cnn_onnx");
 }
 
 void export_cnn_onnx(const Cnn& model, const std::string& path, const std::string& graph_name,
                      const std::string& doc) {
-  write_file_atomically(path, serialize(model, graph_name, doc, path + ": cannot export the CNN"));
+  write_file_atomically(path,
+                        serialize(model, nullptr, graph_name, doc, path + ": cannot export the CNN"));
+}
+
+std::string serialize_int8_cnn_onnx(const Cnn& model, const std::vector<float>& input_scales,
+                                    const std::string& graph_name, const std::string& doc) {
+  return serialize(model, &input_scales, graph_name, doc, "serialize_int8_cnn_onnx");
+}
+
+void export_int8_cnn_onnx(const Cnn& model, const std::vector<float>& input_scales,
+                          const std::string& path, const std::string& graph_name,
+                          const std::string& doc) {
+  write_file_atomically(path, serialize(model, &input_scales, graph_name, doc,
+                                        path + ": cannot export the INT8 CNN"));
 }
 
 std::string serialize_mlp_onnx(const Mlp& model, const std::string& graph_name,

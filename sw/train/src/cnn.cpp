@@ -8,6 +8,7 @@
 #include "dense_stack.hpp"
 #include "model_file.hpp"
 #include "nmsa/file_io.hpp"
+#include "nmsa/int8_mlp.hpp"
 
 namespace nmsa {
 
@@ -217,8 +218,9 @@ struct BlockTrace {
 };
 
 // The features the classifier reads, [batch x C*h*w] in NCHW order; with traces, what the
-// backward pass needs of every block.
-MatrixF conv_features(const Cnn& model, const MatrixF& x, std::vector<BlockTrace>* traces) {
+// backward pass needs of every block; with block_inputs, the map every block reads.
+MatrixF conv_features(const Cnn& model, const MatrixF& x, std::vector<BlockTrace>* traces,
+                      std::vector<MatrixF>* block_inputs = nullptr) {
   const CnnShape& s = model.shape;
   const Eigen::Index batch = x.rows();
   MatrixF a = nchw_to_rows(x, conv_input_map(s, 0));
@@ -226,6 +228,7 @@ MatrixF conv_features(const Cnn& model, const MatrixF& x, std::vector<BlockTrace
   for (std::size_t i = 0; i < s.convs.size(); ++i) {
     const FeatureMap in = conv_input_map(s, i);
     const MlpLayer& l = model.params.layers[i];
+    if (block_inputs != nullptr) block_inputs->push_back(a);
     MatrixF col = im2col(a, batch, in, s.convs[i].kernel);
     MatrixF act = col * l.w.transpose();
     act.rowwise() += l.b.transpose();
@@ -278,6 +281,21 @@ MatrixF cnn_forward(const Cnn& model, const MatrixF& x) {
   std::vector<MatrixF> acts;
   dense_stack_forward(model.params, model.conv_count(), conv_features(model, x, nullptr), acts);
   return std::move(acts.back());
+}
+
+std::vector<float> calibrate_cnn_input_scales(const Cnn& model, const MatrixF& calibration,
+                                              double percentile) {
+  check_input(model, calibration);
+  if (calibration.rows() == 0) throw std::invalid_argument("calibration: no calibration rows");
+  std::vector<MatrixF> inputs;
+  const MatrixF features = conv_features(model, calibration, nullptr, &inputs);
+  std::vector<MatrixF> acts;
+  dense_stack_forward(model.params, model.conv_count(), features, acts);
+  acts.pop_back();  // the logits: no layer reads them
+  std::vector<float> scales;
+  for (const MatrixF& a : inputs) scales.push_back(calibrated_scale(a, percentile));
+  for (const MatrixF& a : acts) scales.push_back(calibrated_scale(a, percentile));
+  return scales;
 }
 
 double cnn_loss(const Cnn& model, const MatrixF& x, const std::vector<std::uint8_t>& labels,

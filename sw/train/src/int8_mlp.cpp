@@ -41,13 +41,19 @@ float magnitude_percentile(const MatrixF& a, double p) {
 
 }  // namespace
 
-std::vector<float> calibrate_input_scales(const Mlp& model, const MatrixF& calibration,
-                                          double percentile) {
-  if (calibration.rows() == 0) throw std::invalid_argument("calibration: no calibration rows");
+float calibrated_scale(const MatrixF& activations, double percentile) {
+  if (activations.size() == 0) throw std::invalid_argument("calibration: no calibration rows");
   if (!(percentile > 0.0 && percentile <= 100.0)) {
     throw std::invalid_argument("calibration: percentile " + std::to_string(percentile) +
                                 " is outside (0, 100]");
   }
+  const float top = magnitude_percentile(activations, percentile);
+  return top > 0.0f ? top / 127.0f : 1.0f;
+}
+
+std::vector<float> calibrate_input_scales(const Mlp& model, const MatrixF& calibration,
+                                          double percentile) {
+  if (calibration.rows() == 0) throw std::invalid_argument("calibration: no calibration rows");
   if (model.layers.empty() || calibration.cols() != model.layers.front().w.cols()) {
     throw std::invalid_argument("calibration: " + std::to_string(calibration.cols()) +
                                 " features do not match the model");
@@ -55,8 +61,7 @@ std::vector<float> calibrate_input_scales(const Mlp& model, const MatrixF& calib
   std::vector<float> scales;
   MatrixF a = calibration;
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    const float top = magnitude_percentile(a, percentile);
-    scales.push_back(top > 0.0f ? top / 127.0f : 1.0f);
+    scales.push_back(calibrated_scale(a, percentile));
     MatrixF z = a * model.layers[i].w.transpose();
     z.rowwise() += model.layers[i].b.transpose();
     a = z.cwiseMax(0.0f);

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "nmsa/cnn.hpp"
 #include "nmsa/int8_mlp.hpp"
@@ -69,6 +70,30 @@ std::string serialize_cnn_onnx(const Cnn& model, const std::string& graph_name =
                                const std::string& doc = "");
 void export_cnn_onnx(const Cnn& model, const std::string& path,
                      const std::string& graph_name = "nmsa_cnn", const std::string& doc = "");
+
+// The CNN statically quantized in ONNX's QDQ form, calibration included (input_scales[i]: the
+// scale of trainable layer i's int8 input, as calibrate_cnn_input_scales gives them):
+//
+//   input float [batch x C*H*W] -> reshape_input -> conv1.quantize_input, int8
+//   per block conv<i>:  conv<i>.dequantize_input, conv<i>.dequantize_weight (int8 [M, C, K, K],
+//                       per output channel, axis 0), Conv with the float bias, conv<i>.relu,
+//                       <next>.quantize_input to the next layer's scale, conv<i>.pool MaxPool
+//                       2x2 of the int8 map (if it pools)
+//   flatten of the int8 map, then per Linear layer fc<i> as the INT8 MLP's below; float logits
+//
+// Symmetric (every zero point 0), weights per output channel (quantize_weights_per_channel),
+// activations per tensor. Quantizing before the pool is exact: rounding and saturation are
+// monotone, so the pool of the int8 map is the quantized pool of the float map. nmsa's runtime
+// runs every Conv and Gemm as one device GEMM with bias, requantization and ReLU in the STORE
+// epilogue (the last one's accumulators scaled back on the host), pooling and flattening on the
+// int8 maps on the host. Throws std::invalid_argument as serialize_cnn_onnx does, or for a wrong
+// number of scales or a scale that is not finite and positive (naming the layer).
+std::string serialize_int8_cnn_onnx(const Cnn& model, const std::vector<float>& input_scales,
+                                    const std::string& graph_name = "nmsa_int8_cnn",
+                                    const std::string& doc = "");
+void export_int8_cnn_onnx(const Cnn& model, const std::vector<float>& input_scales,
+                          const std::string& path, const std::string& graph_name = "nmsa_int8_cnn",
+                          const std::string& doc = "");
 
 // The statically quantized MLP (nmsa/int8_mlp.hpp) in ONNX's QDQ form, calibration included:
 //

@@ -71,6 +71,16 @@ int flattened_features(const CnnShape& shape);
 // Logits [rows x classes] of x [rows x C*H*W].
 MatrixF cnn_forward(const Cnn& model, const MatrixF& x);
 
+// The scale of every trainable layer's INT8 input, in layer order: calibrated_scale (int8_mlp.hpp)
+// of the FP32 activations the layer reads over the calibration rows. conv1 reads the pixels, a
+// later convolution and the first Linear layer the previous block's pooled map, a later Linear
+// layer the previous one's ReLU output. Deployed, a block's output is quantized to the next
+// layer's scale before its max pool: rounding and saturation are monotone, so pooling the INT8
+// values equals quantizing the pooled ones. Throws std::invalid_argument as calibrated_scale does,
+// or on rows of the wrong width.
+std::vector<float> calibrate_cnn_input_scales(const Cnn& model, const MatrixF& calibration,
+                                              double percentile = 100.0);
+
 // Mean softmax cross-entropy of the batch and, if grads is not null, its gradient with respect to
 // every weight and bias of model.params (same layout as mlp_loss). Throws std::invalid_argument on
 // a shape mismatch or a label out of range.

@@ -40,9 +40,13 @@ struct Int8Mlp {
   std::vector<int> sizes() const;  // {K, N_out of every layer}
 };
 
-// The scale of every layer's input: the `percentile`-th percentile of |x| over the calibration
-// rows (100: the maximum) divided by 127, from the FP32 forward pass of `model`. Activations above
-// it saturate. Throws std::invalid_argument on an empty calibration set, a percentile outside
+// The scale of one INT8 activation tensor: the `percentile`-th percentile of |x| over its values
+// (100: the maximum) divided by 127 (1 if they are all zero). Throws std::invalid_argument on no
+// values, a percentile outside (0, 100] or a non-finite value.
+float calibrated_scale(const MatrixF& activations, double percentile = 100.0);
+
+// The scale of every layer's input: calibrated_scale of the activations it reads in the FP32
+// forward pass of `model` over the calibration rows. Activations above it saturate. Throws std::invalid_argument on an empty calibration set, a percentile outside
 // (0, 100] or a non-finite activation.
 std::vector<float> calibrate_input_scales(const Mlp& model, const MatrixF& calibration,
                                           double percentile = 100.0);
