@@ -53,7 +53,8 @@ struct RunArgs {
   std::string model, labels;
   std::vector<std::string> inputs, outputs;
   bool dense = false;
-  std::int64_t batch = 0;  // rows per run (0: all at once)
+  bool check_golden = false;  // every device GEMM against the golden model
+  std::int64_t batch = 0;     // rows per run (0: all at once)
   DeviceArgs device;
 };
 

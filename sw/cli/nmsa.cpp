@@ -651,6 +651,7 @@ int cmd_run(const RunArgs& a) {
   auto dev = open_device(a.device);
   nmsa::RuntimeOptions options;
   options.allow_sparse = !a.dense;
+  options.check_golden = a.check_golden;
   nmsa::Runtime runtime(std::move(graph), *dev, options);
   const auto outputs = a.batch > 0 ? run_in_batches(runtime, inputs, a.batch) : runtime.run(inputs);
 
@@ -683,6 +684,16 @@ int cmd_run(const RunArgs& a) {
   for (const auto& layer : runtime.layers()) device_cycles += layer_cycles(layer);
   std::printf("device cycles%s: %llu\n", predicted ? " (predicted by the cycle model)" : "",
               static_cast<unsigned long long>(device_cycles));
+  if (a.check_golden) {
+    std::uint64_t programs = 0, checked = 0;
+    for (const auto& layer : runtime.layers()) {
+      programs += layer.device.programs;
+      checked += layer.device.golden_checked;
+    }
+    std::printf("golden model: %llu of %llu device GEMMs checked, every one bit-exact\n",
+                static_cast<unsigned long long>(checked),
+                static_cast<unsigned long long>(programs));
+  }
   if (!a.labels.empty()) {
     const nmsa::Tensor& y = outputs.at(runtime.graph().outputs.at(0).name);
     const std::int64_t rows = labels.size();

@@ -139,7 +139,11 @@ std::vector<ReportLayer> layer_rows(const Cnn& model, const std::vector<bool>& p
     if (!l.fused_into.empty() || (host && l.fallback == Fallback::NONE)) continue;
     ReportLayer r;
     r.name = l.name;
-    r.op = l.op_type + (l.fused_nodes.empty() ? "" : " + ReLU");
+    const bool relu = std::any_of(l.fused_nodes.begin(), l.fused_nodes.end(),
+                                  [](const std::string& n) {
+                                    return n.size() > 5 && n.compare(n.size() - 5, 5, ".relu") == 0;
+                                  });
+    r.op = l.op_type + (relu ? " + ReLU" : "");
     r.placement = host ? "host"
                   : l.placement == Placement::DEVICE_SPARSE ? "device sparse"
                                                             : "device dense";
@@ -288,13 +292,24 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
   std::vector<Eigen::Index> rtl_ids;
   const Eigen::Index k = std::min<Eigen::Index>(std::max(opt.rtl_batches, 0), n_batches);
   for (Eigen::Index i = 0; i < k; ++i) rtl_ids.push_back(i * n_batches / k);
-  const std::string pruned_onnx = serialize_cnn_onnx(pruned, "nmsa_fashion_mnist_cnn");
-  const std::string control_onnx =
-      serialize_cnn_onnx(control_model, "nmsa_fashion_mnist_cnn_control");
+  // Both networks calibrated statically, each on its own activations, and run in QDQ form.
+  const MatrixF calibration = data.val.images.topRows(
+      std::min<Eigen::Index>(std::max(opt.calibration_rows, 1), data.val.images.rows()));
+  result.input_scales =
+      calibrate_cnn_input_scales(pruned, calibration, opt.calibration_percentile);
+  const std::string pruned_onnx =
+      serialize_int8_cnn_onnx(pruned, result.input_scales, "nmsa_fashion_mnist_cnn");
+  const std::string control_onnx = serialize_int8_cnn_onnx(
+      control_model, calibrate_cnn_input_scales(control_model, calibration, opt.calibration_percentile),
+      "nmsa_fashion_mnist_cnn_control");
   RuntimeOptions deployed_options;
   deployed_options.memory = perf;
   RuntimeOptions dense_options = deployed_options;
   dense_options.allow_sparse = false;
+  // On the RTL every device GEMM is also checked against the golden model (a difference stops
+  // the demo with an error naming the layer).
+  RuntimeOptions rtl_options = deployed_options;
+  rtl_options.check_golden = true;
   BatchedRun dep, dense_run, ctrl, rtl, model_subset;
   std::atomic<long> done{0};
   auto on_model = [&](BatchedRun& out, const std::string& onnx, const RuntimeOptions& o,
@@ -307,7 +322,7 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
   std::vector<std::function<void()>> jobs{
       [&] {
         const std::unique_ptr<Device> dev = tb::make_rtl_device(opt.config, memory, opt.seed + 40);
-        rtl = run_batches(*dev, pruned_onnx, x, batch, rtl_ids, deployed_options, done);
+        rtl = run_batches(*dev, pruned_onnx, x, batch, rtl_ids, rtl_options, done);
       },
       on_model(dep, pruned_onnx, deployed_options, all),
       on_model(dense_run, pruned_onnx, dense_options, all),
@@ -324,8 +339,12 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
                   std::to_string(n_batches) + " batches of " + std::to_string(batch) + "; " +
                   std::to_string(rtl_ids.size()) + " evenly spaced batches also on rtl:" +
                   opt.config;
-  r.calibration = "quantized per batch, each layer's input at max |x| / 127 (the runtime's float "
-                  "path); weights per output channel";
+  char calibration_text[160];
+  std::snprintf(calibration_text, sizeof calibration_text,
+                "static, in the model (QDQ): each layer's input scale from %lld validation images "
+                "at the %gth percentile of |x|; weights per output channel",
+                static_cast<long long>(calibration.rows()), opt.calibration_percentile);
+  r.calibration = calibration_text;
   r.test_images = static_cast<int>(x.rows());
   r.dense_fp32_accuracy = evaluate_cnn_accuracy(dense, x, data.test.labels);
   const std::vector<std::uint8_t> control_fp32 = cnn_predict(control_model, x);
@@ -357,6 +376,10 @@ CnnDemoResult run_cnn_demo(const Data& data, const CnnDemoOptions& opt,
   r.sparse_layers_speedup = ratio(sparse_dense, sparse_deployed);
   r.fallback_cycle_share = ratio(fallback, deployed);
   r.rtl_batches = rtl_ids.size();
+  for (const LayerReport& l : rtl.layers) {
+    r.rtl_gemms += l.device.programs;
+    r.rtl_gemms_golden_exact += l.device.golden_checked;
+  }
   r.rtl_prediction_max_error = rtl_ids.empty() ? kNotMeasured : 0.0;
   for (std::size_t j = 0; j < rtl_ids.size(); ++j) {
     const Eigen::Index start = rtl_ids[j] * batch;

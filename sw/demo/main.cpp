@@ -423,6 +423,7 @@ int run_demo(const DemoOptions& opt) {
   cnn_options.epochs = opt.cnn_epochs;
   cnn_options.finetune_epochs = opt.cnn_finetune_epochs;
   cnn_options.batch = static_cast<int>(batch);
+  cnn_options.calibration_rows = opt.calibration_images;
   cnn_options.rtl_batches = opt.cnn_rtl_batches;
   cnn_options.gate_epochs = opt.gate_epochs;
   cnn_options.gate_threshold_pp = opt.gate_threshold_pp;
@@ -681,12 +682,16 @@ int run_demo(const DemoOptions& opt) {
              cnn_rep.quality_comparison->verdict(),
          cnn_rep.quality_delta_pp() >= -0.5);
   const bool cnn_exact = cnn_rep.rtl_batches_bit_exact == cnn_rep.rtl_batches &&
-                         cnn_rep.rtl_batches_cycle_exact == cnn_rep.rtl_batches;
-  target("CNN on the RTL: bit- and cycle-exact vs the functional model", "every batch run",
+                         cnn_rep.rtl_batches_cycle_exact == cnn_rep.rtl_batches &&
+                         cnn_rep.rtl_gemms_golden_exact == cnn_rep.rtl_gemms;
+  target("CNN on the RTL: bit- and cycle-exact vs the functional model, bit-exact vs golden",
+         "every batch run, every device GEMM",
          std::to_string(cnn_rep.rtl_batches_bit_exact) + "/" +
              std::to_string(cnn_rep.rtl_batches) + " bit-exact, " +
              std::to_string(cnn_rep.rtl_batches_cycle_exact) + "/" +
-             std::to_string(cnn_rep.rtl_batches) + " cycle-exact",
+             std::to_string(cnn_rep.rtl_batches) + " cycle-exact; " +
+             std::to_string(cnn_rep.rtl_gemms_golden_exact) + "/" +
+             std::to_string(cnn_rep.rtl_gemms) + " GEMMs equal to golden",
          cnn_exact);
   {
     // The validation matrix: every claim with its evidence, run, owner and status.
@@ -791,8 +796,9 @@ int run_demo(const DemoOptions& opt) {
   write_report(rep, opt.out);
   const std::string onnx_path = (std::filesystem::path(opt.out) / "model.onnx").string();
   export_int8_mlp_onnx(dep.int8, onnx_path, "nmsa_fashion_mnist");
-  export_cnn_onnx(cnn.deployed, (std::filesystem::path(opt.out) / "cnn.onnx").string(),
-                  "nmsa_fashion_mnist_cnn");
+  export_int8_cnn_onnx(cnn.deployed, cnn.input_scales,
+                       (std::filesystem::path(opt.out) / "cnn.onnx").string(),
+                       "nmsa_fashion_mnist_cnn");
   // The test set as the model takes it, so that `nmsa run model.onnx --input test_set/images.npy
   // --labels test_set/labels.npy` reproduces the deployed accuracy above.
   const std::filesystem::path test_dir = std::filesystem::path(opt.out) / "test_set";

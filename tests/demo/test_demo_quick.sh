@@ -113,19 +113,19 @@ need(loaded["sparse"]["p50"] <= loaded["sparse"]["p99"] <= loaded["sparse"]["p99
      "contention percentiles out of order")
 need(r["triage_memo"] == "regressed/triage.md" and "2 B/cycle" in r["regressed_workload"],
      "regressed workload %r, memo %r" % (r["regressed_workload"], r["triage_memo"]))
-# The second model: the CNN's first convolution (K = 9) a dense fallback by rule, the pools on the
-# host, every other layer sparse unless the quality gate kept it dense (and said why); its RTL
-# batch equal to the functional model's, bit and cycle.
+# The second model: the CNN's first convolution (K = 9) a dense fallback by rule, the input
+# quantizer and the pools on the host, every other layer sparse unless the quality gate kept it
+# dense (and said why); its RTL batch equal to the functional model's, bit and cycle.
 m = r["second_model"]
 need(m is not None, "no second model")
 if m is not None:
     need(m["test_images"] == 300, "CNN test_images %s" % m["test_images"])
     layers = {l["name"]: l for l in m["layers"]}
-    need(list(layers) == ["conv1", "conv1.pool", "conv2", "conv2.pool", "fc1", "fc2"],
-         "CNN layers %s" % list(layers))
+    need(list(layers) == ["conv1.quantize_input", "conv1", "conv1.pool", "conv2", "conv2.pool",
+                          "fc1", "fc2"], "CNN layers %s" % list(layers))
     need(layers.get("conv1", {}).get("placement") == "device dense" and
          "K = 9 is not a multiple of M = 4" in layers["conv1"]["reason"], "conv1 %s" % layers.get("conv1"))
-    for name in ["conv1.pool", "conv2.pool"]:
+    for name in ["conv1.quantize_input", "conv1.pool", "conv2.pool"]:
         need(layers.get(name, {}).get("placement") == "host", "%s is not on the host" % name)
     for name in ["conv2", "fc1", "fc2"]:
         l = layers.get(name, {})
@@ -145,6 +145,10 @@ if m is not None:
          "CNN quality comparison %s" % q)
     need(m["rtl_batches"] == 1 and m["rtl_batches_bit_exact"] == 1 and
          m["rtl_batches_cycle_exact"] == 1, "CNN on the RTL: %s" % m)
+    # conv1, conv2, fc1, fc2: one device GEMM each per batch, every one checked against golden
+    need(m["rtl_gemms"] == 4 and m["rtl_gemms_golden_exact"] == 4,
+         "CNN's RTL GEMMs against the golden model: %s of %s" %
+         (m["rtl_gemms_golden_exact"], m["rtl_gemms"]))
 sys.exit(0 if ok else 1)
 PY
 
@@ -177,10 +181,11 @@ PY
 
 # The exported model.onnx is the deployed network, calibration included: nmsa run on the test
 # set the demo wrote reproduces the report's deployed INT8 accuracy exactly (the same logits, bit
-# for bit, on the RTL), each layer one device GEMM.
+# for bit, on the RTL), each layer one device GEMM, every one equal to the golden model.
 nmsa_run_model() {
   "$nmsa" run "$work/report/model.onnx" --input "$work/report/test_set/images.npy" \
-    --labels "$work/report/test_set/labels.npy" --backend rtl --config small > "$work/run.log" 2>&1
+    --labels "$work/report/test_set/labels.npy" --backend rtl --config small --check-golden \
+    > "$work/run.log" 2>&1
 }
 check "nmsa run model.onnx exits 0" nmsa_run_model
 check "nmsa run model.onnx gives the report's accuracy" python3 - "$work/run.log" \
@@ -196,24 +201,32 @@ correct, rows = int(m.group(1)), int(m.group(2))
 want = round(r["sparse_int8_accuracy"] * r["test_images"])
 ok = rows == r["test_images"] and correct == want
 ok = ok and re.search(r"layers: \d+ sparse, \d+ dense on the device, 1 on the host", log)
+g = re.search(r"golden model: ([1-9]\d*) of (\d+) device GEMMs checked, every one bit-exact", log)
+if not g or g.group(1) != g.group(2):
+    print("  nmsa run --check-golden: %s" % (g.group(0) if g else "no golden line"))
+    ok = False
 if not ok:
     print("  nmsa run: %d / %d, report: %d / %d" % (correct, rows, want, r["test_images"]))
 sys.exit(0 if ok else 1)
 PY
 
-# cnn.onnx is the pruned CNN in FP32: nmsa run places it as the report does and, in the demo's
-# batches (each calibrated on its own input), reproduces the report's CNN accuracy to the image.
-nmsa_run_cnn() {
+# cnn.onnx is the pruned CNN in QDQ form, calibration included: nmsa run places it as the report
+# does and reproduces the report's CNN accuracy to the image, in one batch and in batches of 50
+# (static scales: a row's result does not depend on the rows run with it).
+nmsa_run_cnn() {  # log name, then extra options
+  local log="$1"
+  shift
   "$nmsa" run "$work/report/cnn.onnx" --input "$work/report/test_set/images.npy" \
-    --labels "$work/report/test_set/labels.npy" --backend model --config small --batch 50 \
-    > "$work/cnn.log" 2>&1
+    --labels "$work/report/test_set/labels.npy" --backend model --config small "$@" \
+    > "$work/$log" 2>&1
 }
-check "nmsa run cnn.onnx exits 0" nmsa_run_cnn
+check "nmsa run cnn.onnx exits 0" nmsa_run_cnn cnn.log
+check "nmsa run cnn.onnx --batch 50 exits 0" nmsa_run_cnn cnn_batch50.log --batch 50
 check "nmsa run cnn.onnx: the report's placement, the pools on the host" python3 - "$work/cnn.log" \
   "$work/report/report.json" <<'PY'
 import json, re, sys
-m = re.search(r"layers: (\d+) sparse, (\d+) dense on the device, 4 on the host; fallbacks: "
-              r"(\d+) dense, 2 host", open(sys.argv[1]).read())
+m = re.search(r"layers: (\d+) sparse, (\d+) dense on the device, 5 on the host; fallbacks: "
+              r"(\d+) dense, 3 host", open(sys.argv[1]).read())
 layers = json.load(open(sys.argv[2]))["second_model"]["layers"]
 sparse = sum(1 for l in layers if l["placement"] == "device sparse")
 dense = sum(1 for l in layers if l["placement"] == "device dense")
@@ -223,16 +236,18 @@ if not ok:
                                                           dense))
 sys.exit(0 if ok else 1)
 PY
-check "nmsa run cnn.onnx --batch 50 gives the report's CNN accuracy" python3 - "$work/cnn.log" \
-  "$work/report/report.json" <<'PY'
+check "nmsa run cnn.onnx gives the report's CNN accuracy in any batch size" python3 - \
+  "$work/report/report.json" "$work/cnn.log" "$work/cnn_batch50.log" <<'PY'
 import json, re, sys
-m = re.search(r"top-1 accuracy: (\d+) / (\d+)", open(sys.argv[1]).read())
-r = json.load(open(sys.argv[2]))["second_model"]
+r = json.load(open(sys.argv[1]))["second_model"]
 want = round(r["sparse_int8_accuracy"] * r["test_images"])
-ok = m is not None and int(m.group(1)) == want and int(m.group(2)) == r["test_images"]
-if not ok:
-    print("  nmsa run: %s, report: %d / %d" % (m.group(0) if m else "no accuracy", want,
-                                                r["test_images"]))
+ok = True
+for log in sys.argv[2:]:
+    m = re.search(r"top-1 accuracy: (\d+) / (\d+)", open(log).read())
+    if m is None or int(m.group(1)) != want or int(m.group(2)) != r["test_images"]:
+        print("  nmsa run (%s): %s, report: %d / %d" % (log, m.group(0) if m else "no accuracy",
+                                                       want, r["test_images"]))
+        ok = False
 sys.exit(0 if ok else 1)
 PY
 

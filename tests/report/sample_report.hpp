@@ -293,6 +293,8 @@ inline DeploymentReport make_sample_report() {
   cnn.rtl_batches = 10;
   cnn.rtl_batches_bit_exact = 10;
   cnn.rtl_batches_cycle_exact = 10;
+  cnn.rtl_gemms = 40;
+  cnn.rtl_gemms_golden_exact = 40;
   cnn.rtl_prediction_max_error = 2e-5;
   r.second_model = cnn;
 

@@ -178,6 +178,7 @@ TEST(ReportTest, JsonHasEveryKeyInOrder) {
   EXPECT_NEAR(cnn["quality_delta_pp"].get<double>(), (0.9109 - 0.9131) * 100, 1e-9);
   EXPECT_NEAR(cnn["effective_speedup"].get<double>(), 1.6, 1e-12);
   EXPECT_EQ(cnn["rtl_batches_bit_exact"], 10);
+  EXPECT_EQ(cnn["rtl_gemms_golden_exact"], 40);
   EXPECT_DOUBLE_EQ(cnn["rtl_prediction_max_error"].get<double>(), 2e-5);
   EXPECT_EQ(cnn["quality_comparison"]["verdict"], "no measurable difference");
   EXPECT_EQ(cnn["quality_comparison"]["ci95_pp"], nlohmann::ordered_json::array({-0.51, 0.07}));

@@ -598,8 +598,10 @@ Section second_model(const DeploymentReport& r) {
         "On the RTL too: " + std::to_string(m.rtl_batches) + " batches; bit-exact with the "
         "functional model in " + std::to_string(m.rtl_batches_bit_exact) + ", device cycles "
         "equal to its prediction for the same command streams in " +
-        std::to_string(m.rtl_batches_cycle_exact) + "; the whole-set run's prediction of those "
-        "batches within " + percent(m.rtl_prediction_max_error, 3) + " of the RTL."));
+        std::to_string(m.rtl_batches_cycle_exact) + "; of their " + std::to_string(m.rtl_gemms) +
+        " device GEMMs, " + std::to_string(m.rtl_gemms_golden_exact) + " checked equal to the "
+        "golden model bit for bit; the whole-set run's prediction of those batches within " +
+        percent(m.rtl_prediction_max_error, 3) + " of the RTL."));
   }
   return s;
 }

@@ -103,6 +103,8 @@ Json second_model_json(const std::optional<SecondModelReport>& m) {
               {"rtl_batches", m->rtl_batches},
               {"rtl_batches_bit_exact", m->rtl_batches_bit_exact},
               {"rtl_batches_cycle_exact", m->rtl_batches_cycle_exact},
+              {"rtl_gemms", m->rtl_gemms},
+              {"rtl_gemms_golden_exact", m->rtl_gemms_golden_exact},
               {"rtl_prediction_max_error", number(m->rtl_prediction_max_error)},
               {"layers", std::move(layers)}};
 }

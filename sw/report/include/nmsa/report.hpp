@@ -209,6 +209,10 @@ struct SecondModelReport {
   std::uint64_t rtl_batches = 0;
   std::uint64_t rtl_batches_bit_exact = 0;
   std::uint64_t rtl_batches_cycle_exact = 0;
+  // The device GEMMs those batches ran on the RTL, and of them those checked against the golden
+  // model and equal to it (RuntimeOptions::check_golden).
+  std::uint64_t rtl_gemms = 0;
+  std::uint64_t rtl_gemms_golden_exact = 0;
   double rtl_prediction_max_error = kNotMeasured;
   double quality_delta_pp() const {  // deployed INT8 against the control's FP32, pp
     return (sparse_int8_accuracy - control_fp32_accuracy) * 100.0;
