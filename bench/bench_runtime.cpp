@@ -5,8 +5,11 @@
 // model's speed against the Verilated RTL on the same programs (a ratio of wall-clock times in the
 // same run, reported only), on the random shapes and on named ones (--speed-shapes; make bench:
 // the top benchmark's 256 x 1024 x 256 and BERT-base's FFN up-projection, 128 x 768 x 3072, both
-// modes; the goal is 100x). Writes build/bench/runtime.json; `prune_mb_per_s` is filled in from
-// the prune benchmark's result file (--prune-json) when it ran first.
+// modes; the goal is 100x). A network as one command stream (program_chain.hpp): the demo's MLP
+// shape, 784-512-256-10 sparse, as a chain against the same layers as separate programs, both on
+// the RTL (device cycles only: the host time between separate programs is not in them); the
+// chain's prediction must be exact. Writes build/bench/runtime.json; `prune_mb_per_s` is filled
+// in from the prune benchmark's result file (--prune-json) when it ran first.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +24,7 @@
 #include "bench_common.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/gemm_program.hpp"
+#include "nmsa/program_chain.hpp"
 #include "nmsa/progress.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/rtl_device.hpp"
@@ -56,6 +60,56 @@ Shape parse_shape(const std::string& text) {
     throw std::invalid_argument("--speed-shapes: '" + text + "' is not ROWSxKxN");
   }
   return s;
+}
+
+// The chain's and the separate programs' RTL cycles for `rows` rows through `widths` (sparse,
+// INT8 with ReLU between layers), checking both results against each other.
+struct ChainRun {
+  std::uint64_t chained = 0, separate = 0, predicted = 0;
+};
+
+ChainRun run_chain(nmsa::Device& rtl, const std::vector<int>& widths, int rows,
+                   const nmsa::PerfModelParams& perf, std::mt19937_64& rng) {
+  const nmsa::DeviceCaps caps = rtl.caps();
+  std::vector<nmsa::ChainLayer> layers;
+  for (std::size_t i = 0; i + 1 < widths.size(); ++i) {
+    nmsa::ChainLayer l;
+    l.weights = nmsa::prune_nm_any_k(nmsa::testing::random_i8(widths[i + 1], widths[i], rng),
+                                     caps.pattern);
+    l.options.memory = perf;
+    if (i + 2 < widths.size()) {
+      nmsa::EpilogueParams e;
+      for (int c = 0; c < widths[i + 1]; ++c) {
+        const auto q = nmsa::quantize_multiplier(0.002);
+        e.bias.push_back(0);
+        e.multiplier.push_back(q.multiplier);
+        e.shift.push_back(q.shift);
+      }
+      l.options.epilogue = e;
+      l.options.relu = true;
+    }
+    layers.push_back(std::move(l));
+  }
+  const nmsa::MatrixI8 x = nmsa::testing::random_i8(rows, widths.front(), rng);
+  const nmsa::ProgramChain chain(caps, x, layers, rtl.memory());
+  const nmsa::DeviceRun run = rtl.run(chain.command_address(), chain.command_count());
+  if (!run.ok()) throw std::runtime_error("the chained network failed: " + run.describe());
+  ChainRun r;
+  r.chained = run.cycles;
+  r.predicted = chain.predict_cycles(perf).total;
+  const nmsa::MatrixI32 chained_output = chain.read_output();
+  // The same programs again, one START each (their commands as compiled, without the chain's
+  // tokens), in order: each reads what the one before just wrote.
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    const nmsa::GemmProgram& p = chain.program(i);
+    const nmsa::DeviceRun one = rtl.run(p.command_address(), p.command_count());
+    if (!one.ok()) throw std::runtime_error("a separate layer failed: " + one.describe());
+    r.separate += one.cycles;
+  }
+  if (chain.read_output() != chained_output) {
+    throw std::runtime_error("the chained and the separate runs differ");
+  }
+  return r;
 }
 
 }  // namespace
@@ -161,6 +215,12 @@ int main(int argc, char** argv) {
       }
       named[shape.name()] = rtl_s / model_s;
     }
+    const ChainRun chain = run_chain(*rtl, {784, 512, 256, 10}, 100, perf, rng);
+    const double chain_ratio =
+        static_cast<double>(chain.separate) / static_cast<double>(chain.chained);
+    const double chain_error =
+        std::fabs(static_cast<double>(chain.predicted) - static_cast<double>(chain.chained)) /
+        static_cast<double>(chain.chained);
     const double mape = abs_err_sum / shapes;
     const double speed_ratio = rtl_seconds / model_seconds;
     const bench::Json prune_mb_per_s = prune_throughput(prune_json);
@@ -172,6 +232,11 @@ int main(int argc, char** argv) {
       std::printf("  on %s, sparse and dense: %.1fx faster (goal 100x)\n", name.c_str(),
                   ratio.get<double>());
     }
+    std::printf("784-512-256-10 x 100 rows as one command stream: %llu RTL cycles, separate "
+                "programs %llu (%.3fx, device cycles only), prediction %llu\n",
+                static_cast<unsigned long long>(chain.chained),
+                static_cast<unsigned long long>(chain.separate), chain_ratio,
+                static_cast<unsigned long long>(chain.predicted));
     if (prune_mb_per_s.is_number()) {
       std::printf("prune + compress throughput (from %s): %.0f MB/s\n", prune_json.c_str(),
                   prune_mb_per_s.get<double>());
@@ -180,12 +245,17 @@ int main(int argc, char** argv) {
         {"cycle_model_mape", mape, 0.03, false},
         // The cycle model is exact against the RTL on this memory (docs/runtime.md).
         {"cycle_model_worst_error", worst, 0.0, false},
+        {"chain_prediction_error", chain_error, 0.0, false},
     };
     const int missed = bench::print_targets(targets);
     bench::write_json(out, {{"config", config}, {"shapes", shapes},
                             {"cycle_model_mape", mape}, {"cycle_model_worst_error", worst},
                             {"model_vs_rtl_speed_ratio", speed_ratio},
                             {"model_vs_rtl_speed_ratio_by_shape", named},
+                            {"chain_cycles", chain.chained},
+                            {"chain_separate_cycles", chain.separate},
+                            {"chain_vs_separate_cycle_ratio", chain_ratio},
+                            {"chain_prediction_error", chain_error},
                             {"prune_mb_per_s", prune_mb_per_s},
                             {"targets", bench::targets_json(targets)}});
     return bench::exit_code(true, missed);

@@ -139,6 +139,7 @@ std::vector<ReportLayer> layer_rows(const Cnn& model, const std::vector<bool>& p
     if (!l.fused_into.empty() || (host && l.fallback == Fallback::NONE)) continue;
     ReportLayer r;
     r.name = l.name;
+    // The exporter names every Relu "<layer>.relu"; a QDQ layer also fuses its quantizers.
     const bool relu = std::any_of(l.fused_nodes.begin(), l.fused_nodes.end(),
                                   [](const std::string& n) {
                                     return n.size() > 5 && n.compare(n.size() - 5, 5, ".relu") == 0;

@@ -4,7 +4,8 @@
 // whose bandwidth gives each direction a beat per cycle (the model's exact regime, see
 // sw/cycle_model/src/cycle_model.cpp), every compiled program must take exactly the predicted
 // cycles, for random shapes in both modes, INT8 and INT32 outputs, on every top configuration;
-// under random back-pressure, within a stated tolerance.
+// under random back-pressure, within a stated tolerance. Programs chained into one stream
+// (program_chain.hpp) likewise: exact cycles, and the network's result bit-exact.
 #include <cmath>
 #include <random>
 
@@ -15,6 +16,7 @@
 #include "nmsa/epilogue.hpp"
 #include "nmsa/gemm_program.hpp"
 #include "nmsa/golden.hpp"
+#include "nmsa/program_chain.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 #include "nmsa/tb/sim_context.hpp"
@@ -143,6 +145,65 @@ TEST_P(CycleModelTest, PredictionWithinToleranceUnderBackPressure) {
       }
     }
   }
+}
+
+// A three-layer network as one command stream: each layer reads the previous one's INT8 output
+// where its STOREs wrote it, ordered by the chain's barrier COMPUTEs. The RTL's result must be
+// the golden network's and its cycles the cycle model's prediction for the whole stream.
+TEST_P(CycleModelTest, ChainedProgramsTakeThePredictedCycles) {
+  const std::uint64_t seed = tb::test_seed(41);
+  SCOPED_TRACE(tb::seed_note(seed));
+  std::mt19937_64 rng(seed);
+  auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  tb::AxiMemoryConfig axi;
+  axi.read_latency = 24;
+  axi.write_latency = 16;
+  axi.bytes_per_cycle = kBytesPerCycle;
+  axi.max_reads = 64;
+  axi.max_writes = 64;
+  PerfModelParams perf;
+  perf.dma_bytes_per_cycle = kBytesPerCycle;
+  perf.dma_read_latency = 24;
+  perf.dma_write_latency = 16;
+  auto rtl = tb::make_rtl_device(GetParam(), axi, seed);
+  const DeviceCaps caps = rtl->caps();
+  const Eigen::Index rows = pick(8, 64);
+  const std::vector<int> widths{pick(16, 160), pick(8, 80), pick(8, 80), pick(2, 24)};
+  SCOPED_TRACE(std::to_string(rows) + " rows, widths " + std::to_string(widths[0]) + " " +
+               std::to_string(widths[1]) + " " + std::to_string(widths[2]) + " " +
+               std::to_string(widths[3]));
+  std::vector<ChainLayer> layers;
+  for (std::size_t i = 0; i + 1 < widths.size(); ++i) {
+    ChainLayer l;
+    l.weights = testing::random_i8(widths[i + 1], widths[i], rng);
+    l.options.mode = caps.sparse_supported && i != 1 ? GemmMode::SPARSE : GemmMode::DENSE;
+    if (l.options.mode == GemmMode::SPARSE) l.weights = prune_nm_any_k(l.weights, caps.pattern);
+    l.options.memory = perf;
+    if (i + 2 < widths.size()) {
+      EpilogueParams e;
+      for (int c = 0; c < widths[i + 1]; ++c) {
+        e.bias.push_back(pick(-300, 300));
+        const auto q = quantize_multiplier(0.002 * pick(1, 20));
+        e.multiplier.push_back(q.multiplier);
+        e.shift.push_back(q.shift);
+      }
+      l.options.epilogue = e;
+      l.options.relu = true;
+    }
+    layers.push_back(std::move(l));
+  }
+  const MatrixI8 x = testing::random_i8(rows, widths[0], rng);
+  const ProgramChain chain(caps, x, layers, rtl->memory());
+  const DeviceRun run = rtl->run(chain.command_address(), chain.command_count());
+  ASSERT_TRUE(run.ok()) << run.describe();
+  EXPECT_EQ(chain.predict_cycles(perf).total, run.cycles);
+  MatrixI8 a = x;
+  for (std::size_t i = 0; i + 1 < layers.size(); ++i) {
+    a = apply_epilogue(golden::gemm_i8(a, layers[i].weights), *layers[i].options.epilogue, true,
+                       false)
+            .cast<std::int8_t>();
+  }
+  EXPECT_EQ(chain.read_output(), golden::gemm_i8(a, layers.back().weights));
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, CycleModelTest, ::testing::ValuesIn(tb::top_config_names()),

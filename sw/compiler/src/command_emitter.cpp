@@ -335,14 +335,14 @@ class Emitter {
       const std::uint64_t row0 =
           static_cast<std::uint64_t>(rt) * static_cast<std::uint64_t>(p_.beats_per_tile) +
           static_cast<std::uint64_t>(slot.rows_loaded);
-      const std::uint64_t host = addr_.x + row0 * g_.k_pad +
+      const std::uint64_t host = addr_.x + row0 * g_.x_stride +
                                  static_cast<std::uint64_t>(kb) *
                                      static_cast<std::uint64_t>(p_.chunks_per_act_block) *
                                      static_cast<std::uint64_t>(caps_.act_entry_bytes());
       const auto entry = static_cast<std::uint16_t>(
           s * slot_entries_ + static_cast<std::int64_t>(slot.rows_loaded) * cb);
       add(Command::load(LoadTarget::ACTIVATIONS, entry, static_cast<std::uint16_t>(n),
-                        static_cast<std::uint16_t>(row_bytes), host, g_.k_pad),
+                        static_cast<std::uint16_t>(row_bytes), host, g_.x_stride),
           {}, {act_res(s)});
       out_.stats.act_bytes += static_cast<std::uint64_t>(n * row_bytes);
       slot.rows_loaded += n;

@@ -28,6 +28,7 @@ Geometry make_geometry(const DeviceCaps& caps, std::int64_t rows, std::int64_t k
   g.k_chunks = static_cast<int>(ceil_div(k, caps.act_entry_bytes()));
   g.k_pad =
       static_cast<std::uint64_t>(g.k_chunks) * static_cast<std::uint64_t>(caps.act_entry_bytes());
+  g.x_stride = o.input ? o.input->row_stride : g.k_pad;
   g.k_tiles = g.dense ? static_cast<int>(ceil_div(k, caps.dense_chunk_k())) : g.k_chunks;
   g.parts = g.dense ? caps.dense_parts() : 1;
   const std::uint64_t a = static_cast<std::uint64_t>(caps.axi_bytes());
@@ -40,7 +41,9 @@ Geometry make_geometry(const DeviceCaps& caps, std::int64_t rows, std::int64_t k
   }
   // Rows shorter than a word need a stride that is a multiple of the row size too (docs/isa.md).
   const std::uint64_t stride_unit = g.out_row_bytes >= a ? a : std::lcm(a, g.out_row_bytes);
-  g.out_stride = round_up(static_cast<std::uint64_t>(g.blocks) * g.out_pitch, stride_unit);
+  g.out_stride = round_up(std::max(static_cast<std::uint64_t>(g.blocks) * g.out_pitch,
+                                   o.min_output_row_stride),
+                          stride_unit);
   g.epi_needed = g.int32_out ? 1 : g.blocks;
   if (g.k_chunks > 65535 * 4) {
     throw std::invalid_argument("GEMM K = " + std::to_string(k) +

@@ -35,6 +35,7 @@ struct Geometry {
   bool int32_out = false;
   bool relu = false;
   std::uint64_t k_pad = 0;
+  std::uint64_t x_stride = 0;       // host activation row stride: k_pad, or the external input's
   std::uint64_t out_row_bytes = 0;  // one STORE row (Cols * element size)
   std::uint64_t out_pitch = 0;      // distance of output blocks within a host row
   std::uint64_t out_stride = 0;     // host output row stride

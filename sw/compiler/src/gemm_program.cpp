@@ -1,6 +1,7 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 #include "nmsa/gemm_program.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,12 +17,29 @@ using namespace compiler_detail;
 
 namespace {
 
-void check_inputs(const DeviceCaps& caps, const MatrixI8& x, const MatrixI8& w,
+void check_inputs(const DeviceCaps& caps, const MatrixI8* x, const MatrixI8& w,
                   const GemmOptions& o) {
   caps.validate();
-  if (x.cols() != w.cols()) {
-    throw std::invalid_argument("GEMM: activations have K = " + std::to_string(x.cols()) +
+  if (x != nullptr && x->cols() != w.cols()) {
+    throw std::invalid_argument("GEMM: activations have K = " + std::to_string(x->cols()) +
                                 " but weights have K = " + std::to_string(w.cols()));
+  }
+  if (x != nullptr && o.input) {
+    throw std::invalid_argument("GEMM: activations given both as a matrix and as an external "
+                                "input");
+  }
+  if (x == nullptr) {
+    if (!o.input) throw std::invalid_argument("GEMM: no activations and no external input");
+    const auto word = static_cast<std::uint64_t>(caps.axi_bytes());
+    const std::uint64_t k_pad = GemmProgram::padded_k(caps, w.cols());
+    if (o.input->address % word != 0 || o.input->row_stride % word != 0 ||
+        o.input->row_stride < k_pad) {
+      throw std::invalid_argument(
+          "GEMM: external input at " + std::to_string(o.input->address) + " with row stride " +
+          std::to_string(o.input->row_stride) + ": both must be multiples of the " +
+          std::to_string(word) + "-byte AXI word and the stride at least the padded K = " +
+          std::to_string(k_pad));
+    }
   }
   if (o.mode == GemmMode::SPARSE && !caps.sparse_supported) {
     throw std::invalid_argument(
@@ -36,17 +54,35 @@ std::string_view to_string(GemmMode m) {
   return m == GemmMode::SPARSE ? "sparse" : "dense";
 }
 
+std::uint64_t GemmProgram::padded_k(const DeviceCaps& caps, Eigen::Index k) {
+  const auto entry = static_cast<std::uint64_t>(caps.act_entry_bytes());
+  return round_up(static_cast<std::uint64_t>(std::max<Eigen::Index>(k, 1)), entry);
+}
+
 GemmProgram::GemmProgram(const DeviceCaps& caps, const MatrixI8& x, const MatrixI8& w,
                          const GemmOptions& options, HostMemory& mem)
     : caps_(caps), mem_(&mem) {
+  build(&x, x.rows(), w, options, mem);
+}
+
+GemmProgram::GemmProgram(const DeviceCaps& caps, Eigen::Index rows, const MatrixI8& w,
+                         const GemmOptions& options, HostMemory& mem)
+    : caps_(caps), mem_(&mem) {
+  build(nullptr, rows, w, options, mem);
+}
+
+void GemmProgram::build(const MatrixI8* x, Eigen::Index rows, const MatrixI8& w,
+                        const GemmOptions& options, HostMemory& mem) {
+  const DeviceCaps& caps = caps_;
   check_inputs(caps, x, w, options);
-  const Geometry g = make_geometry(caps, x.rows(), x.cols(), w.rows(), options);
-  rows_ = x.rows();
-  k_ = x.cols();
+  const Geometry g = make_geometry(caps, rows, w.cols(), w.rows(), options);
+  rows_ = rows;
+  k_ = w.cols();
   n_out_ = w.rows();
   blocks_ = g.blocks;
   k_tiles_ = g.k_tiles;
   k_pad_ = g.k_pad;
+  x_stride_ = g.x_stride;
   dense_ = g.dense;
   int32_output_ = g.int32_out;
   out_stride_ = g.out_stride;
@@ -134,7 +170,8 @@ GemmProgram::GemmProgram(const DeviceCaps& caps, const MatrixI8& x, const Matrix
   plan_ = chosen.plan;
   const std::uint64_t align = 64;
   Addresses addr;
-  addr.x = mem.alloc(static_cast<std::uint64_t>(rows_) * k_pad_, align);
+  addr.x = x != nullptr ? mem.alloc(static_cast<std::uint64_t>(rows_) * k_pad_, align)
+                        : options.input->address;
   addr.w = mem.alloc(records.size(), align);
   addr.e = mem.alloc(epi.size(), align);
   addr.o = mem.alloc(static_cast<std::uint64_t>(rows_) * out_stride_, align);
@@ -143,11 +180,13 @@ GemmProgram::GemmProgram(const DeviceCaps& caps, const MatrixI8& x, const Matrix
   e_addr_ = addr.e;
   o_addr_ = addr.o;
 
-  std::vector<std::uint8_t> row(static_cast<std::size_t>(k_pad_), 0);
-  for (Eigen::Index r = 0; r < rows_; ++r) {
-    for (Eigen::Index k = 0; k < k_; ++k)
-      row[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(x(r, k));
-    mem.write(addr.x + static_cast<std::uint64_t>(r) * k_pad_, row.data(), row.size());
+  if (x != nullptr) {
+    std::vector<std::uint8_t> row(static_cast<std::size_t>(k_pad_), 0);
+    for (Eigen::Index r = 0; r < rows_; ++r) {
+      for (Eigen::Index k = 0; k < k_; ++k)
+        row[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>((*x)(r, k));
+      mem.write(addr.x + static_cast<std::uint64_t>(r) * k_pad_, row.data(), row.size());
+    }
   }
   mem.write(addr.w, records.data(), records.size());
   mem.write(addr.e, epi.data(), epi.size());

@@ -57,6 +57,13 @@ struct TilingPlan {
   bool operator==(const TilingPlan& o) const;
 };
 
+// Activations another program's STORE writes: [rows x K] INT8 at `address`, row r at
+// address + r * row_stride (ProgramChain, program_chain.hpp).
+struct ExternalInput {
+  std::uint64_t address = 0;
+  std::uint64_t row_stride = 0;
+};
+
 struct GemmOptions {
   GemmMode mode = GemmMode::SPARSE;
   std::optional<EpilogueParams> epilogue;  // INT8 output when set; INT32 accumulators otherwise
@@ -66,6 +73,14 @@ struct GemmOptions {
   // predicted cycles on it (predict_cycles). Without it they are ranked by a coarse estimate, as
   // before this option existed (see tile_planner.cpp).
   std::optional<PerfModelParams> memory;
+  // Read the activations from there instead of writing them (the constructor without X). Every
+  // activation LOAD reads whole K-chunks, so each row's bytes from K up to the padded K are read
+  // too: the row stride must be at least that padded K (multiplied by zero weights, what those
+  // bytes hold never changes the result).
+  std::optional<ExternalInput> input;
+  // The output's host row stride is at least this (rounded up as the device needs), so that a
+  // following program can read this output as its ExternalInput.
+  std::uint64_t min_output_row_stride = 0;
 };
 
 // Bytes the program moves (what the device's DMA counters will show).
@@ -93,6 +108,14 @@ class GemmProgram {
   // device whose buffers cannot hold a single minimal tile.
   GemmProgram(const DeviceCaps& caps, const MatrixI8& x, const MatrixI8& w,
               const GemmOptions& options, HostMemory& mem);
+  // The same for `rows` activation rows already in memory at options.input, which must be set
+  // (and is checked: aligned to the AXI word, its stride a whole number of words and at least
+  // padded_k()).
+  GemmProgram(const DeviceCaps& caps, Eigen::Index rows, const MatrixI8& w,
+              const GemmOptions& options, HostMemory& mem);
+
+  // K padded to whole activation entries: the bytes of one activation row every LOAD reads.
+  static std::uint64_t padded_k(const DeviceCaps& caps, Eigen::Index k);
 
   std::uint64_t command_address() const { return cmd_addr_; }
   std::uint32_t command_count() const { return static_cast<std::uint32_t>(commands_.size()); }
@@ -109,7 +132,7 @@ class GemmProgram {
 
   // Layout in host memory.
   std::uint64_t activation_address() const { return x_addr_; }
-  std::uint64_t activation_row_stride() const { return k_pad_; }
+  std::uint64_t activation_row_stride() const { return x_stride_; }
   std::uint64_t weight_address() const { return w_addr_; }
   std::uint64_t epilogue_address() const { return e_addr_; }
   std::uint64_t output_address() const { return o_addr_; }
@@ -127,11 +150,16 @@ class GemmProgram {
   const std::vector<TileRef>& compute_tiles() const { return tiles_; }
 
  private:
+  // Both constructors: x is null for an external input.
+  void build(const MatrixI8* x, Eigen::Index rows, const MatrixI8& w, const GemmOptions& options,
+             HostMemory& mem);
+
   DeviceCaps caps_;
   HostMemory* mem_;
   Eigen::Index rows_ = 0, k_ = 0, n_out_ = 0;
   int blocks_ = 0, k_tiles_ = 0;
   std::uint64_t k_pad_ = 0;
+  std::uint64_t x_stride_ = 0;
   bool dense_ = false;
   bool int32_output_ = false;
   TilingPlan plan_;
