@@ -51,7 +51,7 @@ target_sources(nmsa_models PRIVATE
   tb/src/axi_lite.cpp
 )
 
-add_executable(nmsa_dma_tests tests/rtl/test_dma.cpp)
+add_executable(nmsa_dma_tests tests/rtl/test_dma.cpp tests/rtl/test_axi_harness.cpp)
 target_link_libraries(nmsa_dma_tests PRIVATE nmsa_models GTest::gtest_main)
 target_compile_options(nmsa_dma_tests PRIVATE -Wall)
 gtest_discover_tests(nmsa_dma_tests DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 600 LABELS rtl)
