@@ -36,6 +36,15 @@ void fill_normal(MatrixF& m, std::mt19937_64& rng, float sigma = 1.0f) {
   for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = g(rng);
 }
 
+// Biases drawn from N(0, 0.1^2): make_cnn's are zero, which would hide a missing bias.
+void randomize_biases(Cnn& m, std::mt19937_64& rng) {
+  for (auto& l : m.params.layers) {
+    MatrixF b(l.b.size(), 1);
+    fill_normal(b, rng, 0.1f);
+    l.b = b.col(0);
+  }
+}
+
 // Two channels of 6 x 6, a pooled and an unpooled block, one hidden Linear layer.
 CnnShape small_shape() {
   CnnShape s;
@@ -126,11 +135,7 @@ TEST(CnnTest, ForwardIsOnnxsConvReluPoolFlattenGemm) {
   const auto seed = test_seed(3);
   Cnn m = make_cnn(small_shape(), seed);
   std::mt19937_64 rng(seed + 1);
-  for (auto& l : m.params.layers) {
-    MatrixF b(l.b.size(), 1);
-    fill_normal(b, rng, 0.1f);
-    l.b = b.col(0);
-  }
+  randomize_biases(m, rng);
   ASSERT_EQ(m.params.layers.size(), 4u);
   EXPECT_EQ(m.params.layers[0].w.cols(), 2 * 9);      // C_in * 3 * 3
   EXPECT_EQ(m.params.layers[1].w.cols(), 3 * 9);
@@ -161,11 +166,7 @@ TEST(CnnTest, CalibrationScalesComeFromWhatEachLayerReads) {
   SCOPED_TRACE(seed_note(seed));
   std::mt19937_64 rng(seed);
   Cnn m = make_cnn(small_shape(), seed);
-  for (auto& l : m.params.layers) {
-    MatrixF b(l.b.size(), 1);
-    fill_normal(b, rng, 0.1f);
-    l.b = b.col(0);
-  }
+  randomize_biases(m, rng);
   MatrixF x(20, 2 * 6 * 6);
   fill_normal(x, rng);
   const std::vector<float> scales = calibrate_cnn_input_scales(m, x);
@@ -195,11 +196,7 @@ TEST(CnnTest, GradientMatchesFiniteDifferences) {
   const auto seed = test_seed(17);
   Cnn m = make_cnn(small_shape(), seed);
   std::mt19937_64 rng(seed + 2);
-  for (auto& l : m.params.layers) {
-    MatrixF b(l.b.size(), 1);
-    fill_normal(b, rng, 0.1f);
-    l.b = b.col(0);
-  }
+  randomize_biases(m, rng);
   MatrixF x(4, 2 * 6 * 6);
   fill_normal(x, rng);
   const std::vector<std::uint8_t> y = {0, 2, 1, 2};

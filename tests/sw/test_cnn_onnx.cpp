@@ -70,19 +70,26 @@ Cnn pruned_test_cnn(std::uint64_t seed) {
   return m;
 }
 
+// The graph of `bytes` once ONNX's checker has accepted it, as nmsa's loader reads it.
+Graph checked_graph(const std::string& bytes) {
+  onnx::ModelProto p;
+  EXPECT_TRUE(p.ParseFromString(bytes));
+  EXPECT_NO_THROW(onnx::checker::check_model(p));
+  return parse_onnx_model(bytes, "cnn.onnx");
+}
+
+std::vector<std::string> op_types(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes) ops.push_back(n.op_type);
+  return ops;
+}
+
 TEST(CnnOnnxTest, CheckerAcceptsTheGraphNmsaReadsBack) {
   const std::uint64_t seed = test_seed(41);
   SCOPED_TRACE(seed_note(seed));
   const Cnn m = test_cnn(seed);
-  const std::string bytes = serialize_cnn_onnx(m);
-  onnx::ModelProto p;
-  ASSERT_TRUE(p.ParseFromString(bytes));
-  EXPECT_NO_THROW(onnx::checker::check_model(p));
-
-  const Graph g = parse_onnx_model(bytes, "cnn.onnx");
-  std::vector<std::string> ops;
-  for (const Node& n : g.nodes) ops.push_back(n.op_type);
-  EXPECT_EQ(ops, (std::vector<std::string>{"Reshape", "Conv", "Relu", "MaxPool", "Conv", "Relu",
+  const Graph g = checked_graph(serialize_cnn_onnx(m));
+  EXPECT_EQ(op_types(g), (std::vector<std::string>{"Reshape", "Conv", "Relu", "MaxPool", "Conv", "Relu",
                                            "MaxPool", "Flatten", "Gemm", "Relu", "Gemm"}));
   const Tensor& w = g.initializers.at("conv2.weight");
   EXPECT_EQ(w.shape, (std::vector<std::int64_t>{8, 8, 3, 3}));
@@ -224,12 +231,7 @@ TEST(CnnOnnxTest, Int8ExportRunsEveryLayerOnTheDeviceInInt8) {
   const Cnn m = pruned_test_cnn(seed);
   const std::vector<float> scales = calibrate_cnn_input_scales(m, random_pixels(64, seed + 1));
   const std::string bytes = serialize_int8_cnn_onnx(m, scales);
-  onnx::ModelProto p;
-  ASSERT_TRUE(p.ParseFromString(bytes));
-  EXPECT_NO_THROW(onnx::checker::check_model(p));
-  const Graph g = parse_onnx_model(bytes, "cnn_int8.onnx");
-  std::vector<std::string> ops;
-  for (const Node& n : g.nodes) ops.push_back(n.op_type);
+  const Graph g = checked_graph(bytes);
   const std::vector<std::string> block{"DequantizeLinear", "DequantizeLinear", "Conv", "Relu",
                                        "QuantizeLinear", "MaxPool"};
   std::vector<std::string> want{"Reshape", "QuantizeLinear"};
@@ -239,7 +241,7 @@ TEST(CnnOnnxTest, Int8ExportRunsEveryLayerOnTheDeviceInInt8) {
                          "QuantizeLinear", "DequantizeLinear", "DequantizeLinear", "Gemm"}) {
     want.emplace_back(op);
   }
-  EXPECT_EQ(ops, want);
+  EXPECT_EQ(op_types(g), want);
   EXPECT_FLOAT_EQ(g.initializers.at("fc2.input_scale").floats.at(0), scales[3]);
 
   RuntimeOptions checked;

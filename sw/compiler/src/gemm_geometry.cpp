@@ -68,7 +68,7 @@ bool epilogue_cached(const Geometry& g, const Capacity& cap) {
 }
 
 GemmShape gemm_shape(const Geometry& g) {
-  return GemmShape{g.rows, g.k, g.n_out, g.dense, g.out_row_bytes};
+  return GemmShape{g.rows, g.k, g.n_out, g.dense};
 }
 
 }  // namespace nmsa::compiler_detail

@@ -205,11 +205,7 @@ void GemmProgram::build(const MatrixI8* x, Eigen::Index rows, const MatrixI8& w,
 }
 
 CyclePrediction GemmProgram::predict_cycles(const PerfModelParams& params) const {
-  GemmOptions o;
-  o.mode = dense_ ? GemmMode::DENSE : GemmMode::SPARSE;
-  if (!int32_output_) o.epilogue = EpilogueParams{};
-  const Geometry g = make_geometry(caps_, rows_, k_, n_out_, o);
-  return *predict_stream_cycles(caps_, gemm_shape(g), commands_, cmd_addr_, params);
+  return *predict_stream_cycles(caps_, {shape()}, commands_, cmd_addr_, params);
 }
 
 std::uint64_t GemmProgram::weight_record_address(int block, int k_tile, int pe_row) const {

@@ -93,16 +93,9 @@ ProgramChain::ProgramChain(const DeviceCaps& caps, const MatrixI8& x,
 }
 
 CyclePrediction ProgramChain::predict_cycles(const PerfModelParams& params) const {
-  // The shape only feeds the figures beside the total, which come from the programs below.
-  CyclePrediction p = *predict_stream_cycles(caps_, GemmShape{}, commands_, cmd_addr_, params);
-  p.dma_cycles = 0;
-  p.ideal_cycles = 0;
-  for (const auto& program : programs_) {
-    const CyclePrediction own = program->predict_cycles(params);
-    p.dma_cycles += own.dma_cycles;
-    p.ideal_cycles += own.ideal_cycles;
-  }
-  return p;
+  std::vector<GemmShape> gemms;
+  for (const auto& program : programs_) gemms.push_back(program->shape());
+  return *predict_stream_cycles(caps_, gemms, commands_, cmd_addr_, params);
 }
 
 }  // namespace nmsa

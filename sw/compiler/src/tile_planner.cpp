@@ -81,21 +81,10 @@ std::string plan_problem(const DeviceCaps& caps, const Geometry& g, const Tiling
 // Rows cycles of its weight load into the array. After the last beat: the array latency L, the
 // STOREs that follow, and the write latency. (It ignores the command fetch, the store engine's
 // per-row cost and the DMA's burst limits, so its cycles are no prediction.)
-std::uint64_t window_estimate(const DeviceCaps& caps, const Geometry& g, const Emitted& prog,
+std::uint64_t window_estimate(const DeviceCaps& caps, const Emitted& prog,
                               const PerfModelParams& params) {
   const double bw = params.dma_bytes_per_cycle > 0 ? params.dma_bytes_per_cycle : caps.axi_bytes();
   const int lat = caps.latency();
-  auto bytes_of = [&](const Command& c) -> double {
-    switch (c.opcode) {
-      case Opcode::LOAD:
-        return static_cast<double>(c.rows) * c.bytes_per_row;
-      case Opcode::STORE:
-        return static_cast<double>(c.rows) * static_cast<double>(g.out_row_bytes);
-      case Opcode::COMPUTE:
-        return 0.0;
-    }
-    return 0.0;
-  };
   std::size_t last_compute = 0;
   for (std::size_t i = 0; i < prog.cmds.size(); ++i) {
     if (prog.cmds[i].opcode == Opcode::COMPUTE) last_compute = i;
@@ -104,7 +93,7 @@ std::uint64_t window_estimate(const DeviceCaps& caps, const Geometry& g, const E
   std::vector<double> w_compute, w_dma;
   for (std::size_t i = 0; i < prog.cmds.size(); ++i) {
     const Command& c = prog.cmds[i];
-    const double bytes = bytes_of(c) + isa::COMMAND_BYTES;
+    const double bytes = static_cast<double>(payload_bytes(caps, c) + isa::COMMAND_BYTES);
     const int w = prog.window[i];
     if (w < 0) {
       startup_bytes += bytes;
@@ -224,7 +213,7 @@ Chosen choose_plan(const DeviceCaps& caps, const Geometry& g, const GemmOptions&
     c.plan = *options.plan;
     c.program = emit_commands(caps, g, c.plan, dummy_addresses());
     if (want_cycles) {
-      c.cycles = *predict_stream_cycles(caps, gemm_shape(g), c.program.cmds, 0, params);
+      c.cycles = *predict_stream_cycles(caps, {gemm_shape(g)}, c.program.cmds, 0, params);
     }
     return c;
   }
@@ -266,12 +255,12 @@ Chosen choose_plan(const DeviceCaps& caps, const Geometry& g, const GemmOptions&
     double cycles = 0;
     if (options.memory) {
       const std::optional<CyclePrediction> p =
-          predict_stream_cycles(caps, gemm_shape(g), c.program.cmds, 0, rank_params,
+          predict_stream_cycles(caps, {gemm_shape(g)}, c.program.cmds, 0, rank_params,
                                 best_score - bytes_term);
       if (!p) continue;
       cycles = static_cast<double>(p->total);
     } else {
-      cycles = static_cast<double>(window_estimate(caps, g, c.program, rank_params));
+      cycles = static_cast<double>(window_estimate(caps, c.program, rank_params));
     }
     if (cycles + bytes_term < best_score) {
       best_score = cycles + bytes_term;
@@ -279,7 +268,7 @@ Chosen choose_plan(const DeviceCaps& caps, const Geometry& g, const GemmOptions&
     }
   }
   if (want_cycles) {
-    best.cycles = *predict_stream_cycles(caps, gemm_shape(g), best.program.cmds, 0, params);
+    best.cycles = *predict_stream_cycles(caps, {gemm_shape(g)}, best.program.cmds, 0, params);
   }
   return best;
 }

@@ -75,6 +75,11 @@ using namespace cycle_model_detail;
 // AccHazardCycles): a beat that accumulates into a row issued fewer cycles ago waits.
 constexpr std::int64_t ACC_HAZARD_CYCLES = 4;
 
+// Bytes of one STORE row: Cols INT8 values, or Cols INT32 accumulators.
+int store_row_bytes(const DeviceCaps& caps, const Command& c) {
+  return caps.cols * (c.int32_output ? 4 : 1);
+}
+
 // Per-command times of one simulated run.
 struct CommandTimes {
   std::int64_t dispatch = NEVER;  // handed to its engine's queue
@@ -416,7 +421,7 @@ class PerfSim {
     if (c.pop_prev) pop(CS);
     times_[static_cast<std::size_t>(i)].accept = s;
     ++si_;
-    const int row_bytes = caps_.cols * (c.int32_output ? 4 : 1);
+    const int row_bytes = store_row_bytes(caps_, c);
     st_ = StoreRun{};
     st_.cmd = i;
     st_.rows = c.rows;
@@ -633,8 +638,20 @@ class PerfSim {
 
 }  // namespace
 
+std::uint64_t payload_bytes(const DeviceCaps& caps, const Command& c) {
+  switch (c.opcode) {
+    case Opcode::LOAD:
+      return std::uint64_t{c.rows} * c.bytes_per_row;
+    case Opcode::STORE:
+      return std::uint64_t{c.rows} * static_cast<std::uint64_t>(store_row_bytes(caps, c));
+    case Opcode::COMPUTE:
+      break;
+  }
+  return 0;
+}
+
 std::optional<CyclePrediction> predict_stream_cycles(
-    const DeviceCaps& caps, const GemmShape& g, const std::vector<Command>& cmds,
+    const DeviceCaps& caps, const std::vector<GemmShape>& gemms, const std::vector<Command>& cmds,
     std::uint64_t cmd_addr, const PerfModelParams& params, double limit) {
   CyclePrediction p;
   const double bw = params.dma_bytes_per_cycle > 0 ? params.dma_bytes_per_cycle : caps.axi_bytes();
@@ -656,9 +673,7 @@ std::optional<CyclePrediction> predict_stream_cycles(
   p.tail = static_cast<std::uint64_t>(sim.total() - last);
   double beats = 0, bubbles = 0, bytes = 0;
   for (const Command& c : cmds) {
-    bytes += isa::COMMAND_BYTES;
-    if (c.opcode == Opcode::LOAD) bytes += static_cast<double>(c.rows) * c.bytes_per_row;
-    if (c.opcode == Opcode::STORE) bytes += static_cast<double>(c.rows) * g.out_row_bytes;
+    bytes += static_cast<double>(isa::COMMAND_BYTES + payload_bytes(caps, c));
     if (c.opcode != Opcode::COMPUTE) continue;
     beats += c.beats;
     if (c.beats < lat + caps.rows) bubbles += (lat + caps.rows - c.beats) / 2.0;
@@ -667,11 +682,13 @@ std::optional<CyclePrediction> predict_stream_cycles(
   p.compute_cycles = static_cast<std::uint64_t>(std::llround(beats + bubbles)) +
                      static_cast<std::uint64_t>(caps.rows + lat);
   p.dma_cycles = static_cast<std::uint64_t>(std::llround(bytes / bw));
-  const double peak =
-      static_cast<double>(caps.rows) * caps.cols * (g.dense ? caps.pattern.n : caps.pattern.m);
-  p.ideal_cycles =
-      static_cast<std::uint64_t>(std::ceil(static_cast<double>(g.rows) * static_cast<double>(g.k) *
-                                           static_cast<double>(g.n_out) / peak));
+  for (const GemmShape& g : gemms) {
+    const double peak =
+        static_cast<double>(caps.rows) * caps.cols * (g.dense ? caps.pattern.n : caps.pattern.m);
+    p.ideal_cycles += static_cast<std::uint64_t>(
+        std::ceil(static_cast<double>(g.rows) * static_cast<double>(g.k) *
+                  static_cast<double>(g.n_out) / peak));
+  }
   return p;
 }
 

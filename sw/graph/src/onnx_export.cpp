@@ -376,7 +376,7 @@ std::string add_quantize(onnx::GraphProto& g, const std::string& x, const std::s
 // input at the layer's scale, dequantized first, and the weight int8 per output channel behind a
 // DequantizeLinear (axis 0). The bias stays float, as ONNX's QDQ form keeps it.
 onnx::NodeProto* add_cnn_layer(onnx::GraphProto& g, const Cnn& model, std::size_t i,
-                               const std::string& op, std::string x,
+                               const std::string& op, const std::string& x,
                                const std::vector<std::int64_t>& dims, bool quantized,
                                const std::string& y) {
   const MlpLayer& l = model.params.layers[i];

@@ -129,6 +129,8 @@ class GemmProgram {
   const TilingPlan& plan() const { return plan_; }
   const ProgramStats& stats() const { return stats_; }
   CyclePrediction predict_cycles(const PerfModelParams& params = {}) const;
+  // The GEMM as the cycle model's figures need it (predict_stream_cycles).
+  GemmShape shape() const { return GemmShape{rows_, k_, n_out_, dense_}; }
 
   // Layout in host memory.
   std::uint64_t activation_address() const { return x_addr_; }

@@ -66,8 +66,8 @@ class ProgramChain {
   std::uint32_t command_count() const { return static_cast<std::uint32_t>(commands_.size()); }
   const std::vector<Command>& commands() const { return commands_; }
 
-  // The whole stream's cycles by the cycle model (exact against the RTL, as for one program); the
-  // DMA and ideal figures beside the total are the programs' own, summed.
+  // The whole stream's cycles by the cycle model (exact against the RTL, as for one program), the
+  // ideal cycles those of all its GEMMs.
   CyclePrediction predict_cycles(const PerfModelParams& params = {}) const;
 
  private:

@@ -52,19 +52,23 @@ struct CyclePrediction {
   std::string describe() const;
 };
 
-// The GEMM a command stream computes, as far as the figures beside the total need it: its STORE
-// rows count towards the DMA time, and its MACs set the ideal cycles.
+// A GEMM a command stream computes, as far as the figures beside the total need it: its MACs
+// set the ideal cycles.
 struct GemmShape {
   std::int64_t rows = 0, k = 0, n_out = 0;
   bool dense = false;  // peak MACs per cycle: Rows * Cols * N dense, Rows * Cols * M sparse
-  std::uint64_t out_row_bytes = 0;  // bytes of one STORE row
 };
 
-// The prediction for the command stream `cmds` at host address `cmd_addr`; nothing if it takes
-// more than `limit` cycles. Throws std::logic_error when the stream cannot finish (a token
-// deadlock, which the device would report as BAD_DEPS).
+// The payload a LOAD or STORE moves over the DMA (a STORE row is Cols INT8 values or Cols INT32
+// accumulators); 0 for a COMPUTE.
+std::uint64_t payload_bytes(const DeviceCaps& caps, const Command& c);
+
+// The prediction for the command stream `cmds` at host address `cmd_addr`, which computes the
+// GEMMs `gemms` (one, or several chained: program_chain.hpp); nothing if it takes more than
+// `limit` cycles. Throws std::logic_error when the stream cannot finish (a token deadlock, which
+// the device would report as BAD_DEPS).
 std::optional<CyclePrediction> predict_stream_cycles(
-    const DeviceCaps& caps, const GemmShape& g, const std::vector<Command>& cmds,
+    const DeviceCaps& caps, const std::vector<GemmShape>& gemms, const std::vector<Command>& cmds,
     std::uint64_t cmd_addr, const PerfModelParams& params,
     double limit = std::numeric_limits<double>::infinity());
 
