@@ -6,8 +6,9 @@
 //   weight loader  takes the next COMPUTE once its tokens are there and its bank is free, and
 //                  copies the tile's Rows weight records into the array's idle bank (read,
 //                  register, load: one record per cycle);
-//   streamer       feeds the loaded tile's activation vectors, one per cycle (read, register,
-//                  enter the array), and moves on to the next loaded tile in the very next cycle;
+//   streamer       feeds the loaded tile's activation vectors, one per cycle (read, register the
+//                  entry, register its lanes, enter the array), and moves on to the next loaded
+//                  tile in the very next cycle;
 //   accumulator    adds each result row to (or writes it into) the accumulator SRAM (read,
 //                  register, add, write), and gives the tile's tokens once its last row is there.
 // Every stage boundary is a register, so no path runs from a scratchpad's output into the array
@@ -85,9 +86,9 @@ module nmsa_compute #(
   localparam int unsigned WgtAW     = $clog2(WgtRecords);
   localparam int unsigned AccAW     = $clog2(AccEntries);
   localparam int unsigned Latency   = Rows + Cols + nmsa_pkg::PeLatency - 2;
-  // Results in flight: the array's latency plus the read and input stages, rounded up to a
-  // power of two.
-  localparam int unsigned InfoDepth = 1 << $clog2(Latency + 4);
+  // Results in flight: the array's latency plus the read, entry and input stages, rounded up to
+  // a power of two.
+  localparam int unsigned InfoDepth = 1 << $clog2(Latency + 5);
   // Cycles between a beat's issue and the accumulator write of its result's read-add-write; a
   // beat that accumulates into a row issued fewer cycles ago waits.
   localparam int unsigned AccHazard = nmsa_pkg::AccHazardCycles;
@@ -167,6 +168,10 @@ module nmsa_compute #(
   logic            pend_valid_q;                 // read issued last cycle
   logic            pend_bank_q, pend_dense_q;
   logic [1:0]      pend_part_q;
+  logic            ent_valid_q;                  // the read entry, registered
+  logic            ent_bank_q, ent_dense_q;
+  logic [1:0]      ent_part_q;
+  logic [ActW-1:0] ent_data_q;
   logic            in_valid_q, in_bank_q, in_dense_q;   // registered beat: enters the array now
   logic [ActW-1:0] in_act_q;
 
@@ -176,6 +181,7 @@ module nmsa_compute #(
   for (genvar b = 0; b < 2; b++) begin : g_bank_use
     assign bank_in_use[b] = bank_busy[b] |
                             (in_valid_q & (in_bank_q == 1'(b))) |
+                            (ent_valid_q & (ent_bank_q == 1'(b))) |
                             (pend_valid_q & (pend_bank_q == 1'(b))) |
                             (st_valid_q & (st_bank_q == 1'(b)));
   end
@@ -229,7 +235,9 @@ module nmsa_compute #(
   end
 
   // ---------------------------------------------------------------------------------------------
-  // Streamer: issue a read, register the entry (a dense beat is part `part` of it), enter.
+  // Streamer: issue a read, register the entry as the scratchpad gives it, register its lanes (a
+  // dense beat is part `part` of it), enter. The entry register keeps the block RAM's output
+  // apart from the lane select and the array's input wiring.
   // ---------------------------------------------------------------------------------------------
   nmsa_pkg::cmd_t   st_cmd_d, st_cmd_q;
   logic [ActAW-1:0] st_act_d, st_act_q;      // next activation entry
@@ -341,7 +349,7 @@ module nmsa_compute #(
   assign info_in.push_prev  = st_cmd_q.push_prev;
   assign info_in.push_next  = st_cmd_q.push_next;
 
-  // Activation lanes of the read entry: sparse beats take it as it is; a dense beat on the sparse
+  // Activation lanes of the registered entry: sparse beats take it as it is; a dense beat on the sparse
   // array is part `part` of it (Rows*N bytes), spread so that PE row r sees its N positions in
   // lanes r*M .. r*M+N-1. The dense-only array takes every entry as it is.
   logic [ActW-1:0] entry_lanes;
@@ -349,21 +357,21 @@ module nmsa_compute #(
   if (Sparse) begin : g_dense_spread
     always_comb begin
       entry_lanes = '0;
-      if (pend_dense_q) begin
+      if (ent_dense_q) begin
         for (int unsigned r = 0; r < Rows; r++) begin
           for (int unsigned n = 0; n < N; n++) begin
             entry_lanes[(r*M + n)*DataW +: DataW] =
-                act_rd_data_i[(32'(pend_part_q)*Rows*N + r*N + n)*DataW +: DataW];
+                ent_data_q[(32'(ent_part_q)*Rows*N + r*N + n)*DataW +: DataW];
           end
         end
       end else begin
-        entry_lanes = act_rd_data_i;
+        entry_lanes = ent_data_q;
       end
     end
   end else begin : g_entry
-    assign entry_lanes = act_rd_data_i;
+    assign entry_lanes = ent_data_q;
     logic unused;
-    assign unused = ^pend_part_q;
+    assign unused = ^ent_part_q;
   end
 
   assign in_valid = in_valid_q;
@@ -419,7 +427,8 @@ module nmsa_compute #(
   assign err_index_o = (|wload_illegal) ? wl_cmd_q.index : info_out.index;
 
   assign busy_o = wl_busy_q | rd_valid_q | rec_valid_q | next_valid_q | st_valid_q |
-                  pend_valid_q | in_valid_q | info_valid | d_valid_q | a_valid_q | w_valid_q;
+                  pend_valid_q | ent_valid_q | in_valid_q | info_valid | d_valid_q |
+                  a_valid_q | w_valid_q;
 
   assign stat_beat_o        = in_valid;
   assign stat_beat_dense_o  = in_valid & in_dense_q;
@@ -428,7 +437,7 @@ module nmsa_compute #(
   assign stat_illegal_o     = wload_illegal;
   assign stat_dma_stall_o   = cmd_valid_i && cmd_i.pop_prev && !l2c_avail_i && !wl_busy_q &&
                               !rd_valid_q && !rec_valid_q && !next_valid_q && !st_valid_q &&
-                              !pend_valid_q && !in_valid_q && !abort_i;
+                              !pend_valid_q && !ent_valid_q && !in_valid_q && !abort_i;
 
   // The info FIFO holds more entries than can ever be in flight (Latency + read stages), so it is
   // never full; record padding and the index of a finished row are not needed.
@@ -491,6 +500,10 @@ module nmsa_compute #(
       pend_bank_q  <= 1'b0;
       pend_dense_q <= 1'b0;
       pend_part_q  <= '0;
+      ent_valid_q  <= 1'b0;
+      ent_bank_q   <= 1'b0;
+      ent_dense_q  <= 1'b0;
+      ent_part_q   <= '0;
       in_valid_q   <= 1'b0;
       in_bank_q    <= 1'b0;
       in_dense_q   <= 1'b0;
@@ -508,6 +521,7 @@ module nmsa_compute #(
       st_valid_q   <= 1'b0;
       st_left_q    <= '0;
       pend_valid_q <= 1'b0;
+      ent_valid_q  <= 1'b0;
       in_valid_q   <= 1'b0;
       hist_valid_q <= '0;
       hazard_q     <= 1'b0;
@@ -529,9 +543,13 @@ module nmsa_compute #(
       pend_bank_q  <= st_bank_q;
       pend_dense_q <= st_cmd_q.flag_a;
       pend_part_q  <= st_cmd_q.part;
-      in_valid_q   <= pend_valid_q;
-      in_bank_q    <= pend_bank_q;
-      in_dense_q   <= pend_dense_q;
+      ent_valid_q  <= pend_valid_q;
+      ent_bank_q   <= pend_bank_q;
+      ent_dense_q  <= pend_dense_q;
+      ent_part_q   <= pend_part_q;
+      in_valid_q   <= ent_valid_q;
+      in_bank_q    <= ent_bank_q;
+      in_dense_q   <= ent_dense_q;
       hist_valid_q <= {hist_valid_q[AccHazard-4:0], issue};
       hazard_q     <= hazard_d;
       d_valid_q    <= out_valid;
@@ -550,6 +568,7 @@ module nmsa_compute #(
     st_cmd_q   <= st_cmd_d;
     st_act_q   <= st_act_d;
     st_acc_q   <= st_acc_d;
+    ent_data_q <= act_rd_data_i;
     in_act_q   <= entry_lanes;
     hist_row_q[0] <= st_acc_q;
     for (int unsigned h = 1; h < AccHazard - 2; h++) begin

@@ -152,8 +152,8 @@ TEST_P(TopGemmTest, RandomGemmsMatchGoldenAndFunctionalModel) {
     coverage.hit("K not a multiple of the chunk", c.x.cols() % (caps.rows * caps.pattern.m) != 0);
     coverage.hit("N_out over several blocks", c.w.rows() > caps.cols);
     coverage.hit("N_out not a multiple of Cols", c.w.rows() % caps.cols != 0);
-    coverage.hit("tiles shorter than the no-bubble length", c.x.rows() < 2 * caps.rows + caps.cols + 5);
-    coverage.hit("tiles of the no-bubble length", c.x.rows() >= 2 * caps.rows + caps.cols + 5);
+    coverage.hit("tiles shorter than the no-bubble length", c.x.rows() < 2 * caps.rows + caps.cols + 6);
+    coverage.hit("tiles of the no-bubble length", c.x.rows() >= 2 * caps.rows + caps.cols + 6);
     coverage.hit("read back-pressure", c.memory.p_ar_stall > 0 || c.memory.p_r_gap > 0);
     coverage.hit("write back-pressure", c.memory.p_w_stall > 0 || c.memory.p_aw_stall > 0);
     coverage.hit("several DMA bursts in flight", sim->axi_monitor().max_reads_in_flight() > 1);

@@ -34,12 +34,13 @@
 //                  follow one cycle later.
 //   compute engine (nmsa_compute) loader: takes a tile when its tokens are there, the previous
 //                  tile left the loader and its weight bank is no longer read by the array (the
-//                  tile two before issued its last beat ROWS + COLS + 2 cycles ago); ROWS + 3
+//                  tile two before issued its last beat ROWS + COLS + 3 cycles ago); ROWS + 3
 //                  cycles later the tile is ready, and the streamer starts it in the cycle after
 //                  the previous tile's last issue (no bubble). A beat that accumulates into a row
-//                  issued in the last AccHazard - 1 cycles waits. A beat enters the array 2 cycles
-//                  after its issue; tokens are pushed when the tile's last result is written into
-//                  the accumulators, ARRAY_LATENCY + 3 cycles after its last beat entered.
+//                  issued in the last AccHazard - 1 cycles waits. A beat enters the array 3 cycles
+//                  after its issue (read, entry and lane registers); tokens are pushed when the
+//                  tile's last result is written into the accumulators, ARRAY_LATENCY + 3 cycles
+//                  after its last beat entered.
 //   store engine   (nmsa_store) its write request the cycle after it starts; once the DMA takes
 //                  it, a row is read every Groups = COLS / EPI_LANES cycles while one of its
 //                  STORE_ROWS credits is free (a credit comes back with a row's last beat), and
@@ -74,6 +75,9 @@ using namespace cycle_model_detail;
 // Cycles from a beat's issue to the accumulator write of its result row (nmsa_pkg::
 // AccHazardCycles): a beat that accumulates into a row issued fewer cycles ago waits.
 constexpr std::int64_t ACC_HAZARD_CYCLES = 4;
+// Cycles from a beat's issue to its entry into the array: the activation scratchpad's read, the
+// entry register and the lane register (nmsa_compute's streamer).
+constexpr std::int64_t ISSUE_TO_ARRAY_CYCLES = 3;
 
 // Bytes of one STORE row: Cols INT8 values, or Cols INT32 accumulators.
 int store_row_bytes(const DeviceCaps& caps, const Command& c) {
@@ -355,15 +359,16 @@ class PerfSim {
     const std::int64_t last = recent_.back().first;
     loader_free_ = take + 1;
     stream_free_ = last;
-    // A beat enters the array 2 cycles after its issue; its result is written into the
-    // accumulators ARRAY_LATENCY + 3 cycles after that.
-    const std::int64_t done = last + 2 + caps_.latency() + 3;
+    // A beat's result is written into the accumulators ARRAY_LATENCY + 3 cycles after it
+    // entered the array.
+    const std::int64_t entered = last + ISSUE_TO_ARRAY_CYCLES;
+    const std::int64_t done = entered + caps_.latency() + 3;
     // The bank is read until the bottom-right PE selected the last beat's weights.
-    bank_free_[static_cast<std::size_t>(ci_ % 2)] = last + (caps_.rows + caps_.cols - 1) + 3;
+    bank_free_[static_cast<std::size_t>(ci_ % 2)] = entered + (caps_.rows + caps_.cols - 1) + 1;
     if (c.push_prev) push(CL, done);
     if (c.push_next) push(CS, done);
-    first_beat_ = std::min(first_beat_, first + 2);
-    last_beat_ = std::max(last_beat_, last + 2);
+    first_beat_ = std::min(first_beat_, first + ISSUE_TO_ARRAY_CYCLES);
+    last_beat_ = std::max(last_beat_, entered);
     end_ = std::max(end_, done);
     times_[static_cast<std::size_t>(i)].accept = a;
     ++ci_;
