@@ -355,11 +355,15 @@ module nmsa_cmd #(
 
   // ---------------------------------------------------------------------------------------------
   // Token balance over the stream: pushes minus pops per counter (load->compute, compute->load,
-  // compute->store, store->compute).
+  // compute->store, store->compute). A dispatched command's pushes and pops are registered
+  // first and counted a cycle later, so the dispatch handshake (the engines' ready) drives a few
+  // flip-flops here instead of the counters' adders.
   // ---------------------------------------------------------------------------------------------
   logic signed [33:0] bal_l2c_d, bal_l2c_q, bal_c2l_d, bal_c2l_q;
   logic signed [33:0] bal_c2s_d, bal_c2s_q, bal_s2c_d, bal_s2c_q;
   logic               is_load, is_compute, is_store, stream_end, unbalanced;
+  logic               disp_q, disp_last_q;       // a command was dispatched last cycle
+  logic [3:0]         disp_push_q, disp_pop_q;   // its pushes and pops, per counter
 
   assign is_load    = chk_cmd_q.opcode == nmsa_pkg::OpLoad;
   assign is_compute = chk_cmd_q.opcode == nmsa_pkg::OpCompute;
@@ -370,23 +374,19 @@ module nmsa_cmd #(
     bal_c2l_d = bal_c2l_q;
     bal_c2s_d = bal_c2s_q;
     bal_s2c_d = bal_s2c_q;
-    if (dispatch) begin
-      bal_l2c_d = bal_l2c_q + 34'(is_load && chk_cmd_q.push_next) -
-                  34'(is_compute && chk_cmd_q.pop_prev);
-      bal_c2l_d = bal_c2l_q + 34'(is_compute && chk_cmd_q.push_prev) -
-                  34'(is_load && chk_cmd_q.pop_next);
-      bal_c2s_d = bal_c2s_q + 34'(is_compute && chk_cmd_q.push_next) -
-                  34'(is_store && chk_cmd_q.pop_prev);
-      bal_s2c_d = bal_s2c_q + 34'(is_store && chk_cmd_q.push_prev) -
-                  34'(is_compute && chk_cmd_q.pop_next);
+    if (disp_q) begin
+      bal_l2c_d = bal_l2c_q + 34'(disp_push_q[0]) - 34'(disp_pop_q[0]);
+      bal_c2l_d = bal_c2l_q + 34'(disp_push_q[1]) - 34'(disp_pop_q[1]);
+      bal_c2s_d = bal_c2s_q + 34'(disp_push_q[2]) - 34'(disp_pop_q[2]);
+      bal_s2c_d = bal_s2c_q + 34'(disp_push_q[3]) - 34'(disp_pop_q[3]);
     end
   end
 
-  // The last command was dispatched in the previous cycle.
+  // The last command's pushes and pops were counted in the previous cycle.
   logic        ended_d, ended_q;
   logic [31:0] last_index_q;
   assign stream_end = ended_q;
-  assign ended_d    = dispatch && to_decode_q == 32'd1;
+  assign ended_d    = disp_q && disp_last_q;
   assign unbalanced = stream_end &&
                       (bal_l2c_q < 0 || bal_c2l_q < 0 || bal_c2s_q < 0 || bal_s2c_q < 0);
 
@@ -469,7 +469,7 @@ module nmsa_cmd #(
   assign quiet_o = inflight_q == '0 && !req_valid_o && !dec_take && !chk_take && !dispatch;
 
   // Busy while commands remain or fetched beats are still on their way (they must be drained).
-  assign busy_o = to_decode_q != '0 || inflight_q != '0 || ended_q;
+  assign busy_o = to_decode_q != '0 || inflight_q != '0 || disp_q || ended_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -484,6 +484,7 @@ module nmsa_cmd #(
       asm_index_q  <= '0;
       dec_valid_q  <= 1'b0;
       chk_valid_q  <= 1'b0;
+      disp_q       <= 1'b0;
       ended_q      <= 1'b0;
       bal_l2c_q    <= '0;
       bal_c2l_q    <= '0;
@@ -501,6 +502,7 @@ module nmsa_cmd #(
       asm_index_q  <= '0;
       dec_valid_q  <= 1'b0;
       chk_valid_q  <= 1'b0;
+      disp_q       <= 1'b0;
       ended_q      <= 1'b0;
       bal_l2c_q    <= '0;
       bal_c2l_q    <= '0;
@@ -519,6 +521,7 @@ module nmsa_cmd #(
       asm_index_q  <= asm_index_d;
       dec_valid_q  <= abort_i ? 1'b0 : (dec_take || (dec_valid_q && !chk_take));
       chk_valid_q  <= abort_i ? 1'b0 : (chk_take || (chk_valid_q && !dispatch));
+      disp_q       <= dispatch && !start_i;
       ended_q      <= ended_d;
       bal_l2c_q    <= start_i ? '0 : bal_l2c_d;
       bal_c2l_q    <= start_i ? '0 : bal_c2l_d;
@@ -558,6 +561,11 @@ module nmsa_cmd #(
       chk_is_store_q   <= dec_cmd_q.opcode == nmsa_pkg::OpStore;
     end
     if (dispatch) last_index_q <= chk_cmd_q.index;
+    disp_last_q <= to_decode_q == 32'd1;
+    disp_push_q <= {is_store && chk_cmd_q.push_prev, is_compute && chk_cmd_q.push_next,
+                    is_compute && chk_cmd_q.push_prev, is_load && chk_cmd_q.push_next};
+    disp_pop_q  <= {is_compute && chk_cmd_q.pop_next, is_store && chk_cmd_q.pop_prev,
+                    is_load && chk_cmd_q.pop_next, is_compute && chk_cmd_q.pop_prev};
   end
 
 `ifndef SYNTHESIS
