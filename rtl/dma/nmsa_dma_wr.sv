@@ -148,7 +148,9 @@ module nmsa_dma_wr #(
 
   // ---------------------------------------------------------------------------------------------
   // Bursts awaiting W beats or a B response: one entry per issued AW, with two read pointers.
-  // Entries [w_ptr, wr_ptr) still send W beats, entries [b_ptr, w_ptr) wait for their B.
+  // Entries [w_ptr, wr_ptr) still send W beats, entries [b_ptr, w_ptr) wait for their B. The
+  // entry at w_ptr (the burst whose W beats go out) is also kept in a register, w_entry_q, so the
+  // W data's lane shift starts at a flip-flop instead of behind the FIFO's read multiplexer.
   // ---------------------------------------------------------------------------------------------
   logic [MaxOutstanding*EntryW-1:0] fifo_d, fifo_q;
   logic [MaxOutstanding-1:0]        fifo_last_d, fifo_last_q;  // burst ends its request
@@ -157,6 +159,8 @@ module nmsa_dma_wr #(
   logic [CntW-1:0]                  w_cnt_d, w_cnt_q;   // entries with W beats pending
   logic [7:0]                       beat_d, beat_q;     // beat index within the W head burst
   logic [EntryW-1:0]                push_entry, w_entry;
+  logic [EntryW-1:0]                w_entry_d, w_entry_q, w_next_entry;
+  logic [PtrW-1:0]                  w_next_ptr;
   logic [7:0]                       w_len;
   logic [BeatBytes-1:0]             w_strb;
   logic [BeatOff-1:0]               w_lane;
@@ -164,7 +168,10 @@ module nmsa_dma_wr #(
   logic                             w_pending, w_hs, b_hs;
 
   assign push_entry = {lane, strb, aw_len_o};
-  assign w_entry    = fifo_q[w_ptr_q*EntryW +: EntryW];
+  assign w_entry    = w_entry_q;
+  assign w_next_ptr = (w_ptr_q == PtrW'(MaxOutstanding - 1)) ? '0 : w_ptr_q + PtrW'(1);
+  // The entry behind the W head: in the FIFO, or (with only the head pending) the one pushed now.
+  assign w_next_entry = w_cnt_q == CntW'(1) ? push_entry : fifo_q[w_next_ptr*EntryW +: EntryW];
   assign w_len      = w_entry[7:0];
   assign w_strb     = w_entry[8 +: BeatBytes];
   assign w_lane     = w_entry[8 + BeatBytes +: BeatOff];
@@ -195,6 +202,8 @@ module nmsa_dma_wr #(
     b_cnt_d  = b_cnt_q;
     w_cnt_d  = w_cnt_q;
     beat_d   = beat_q;
+    // With no W burst pending the head is the entry pushed now (wr_ptr_q equals w_ptr_q then).
+    w_entry_d = w_pending ? w_entry_q : push_entry;
     if (aw_hs) begin
       fifo_d[wr_ptr_q*EntryW +: EntryW] = push_entry;
       fifo_last_d[wr_ptr_q]             = burst_last;
@@ -204,8 +213,9 @@ module nmsa_dma_wr #(
     end
     if (w_hs) begin
       if (w_last_o) begin
-        beat_d  = '0;
-        w_ptr_d = (w_ptr_q == PtrW'(MaxOutstanding - 1)) ? '0 : w_ptr_q + PtrW'(1);
+        beat_d    = '0;
+        w_ptr_d   = w_next_ptr;
+        w_entry_d = w_next_entry;
         w_cnt_d = w_cnt_d - CntW'(1);
       end else begin
         beat_d = beat_q + 8'd1;
@@ -239,6 +249,7 @@ module nmsa_dma_wr #(
   always_ff @(posedge clk_i) begin
     fifo_q      <= fifo_d;
     fifo_last_q <= fifo_last_d;
+    w_entry_q   <= w_entry_d;
   end
 
   // ---------------------------------------------------------------------------------------------
@@ -311,6 +322,10 @@ module nmsa_dma_wr #(
       end
       // Bursts with W pending are a subset of those awaiting B.
       assert (w_cnt_q <= b_cnt_q);
+      // The W head's register holds the FIFO's entry at w_ptr.
+      if (w_pending) begin
+        assert (w_entry_q == fifo_q[w_ptr_q*EntryW +: EntryW]);
+      end
     end
   end
 
