@@ -5,7 +5,8 @@
 // sw/cycle_model/src/cycle_model.cpp), every compiled program must take exactly the predicted
 // cycles, for random shapes in both modes, INT8 and INT32 outputs, on every top configuration;
 // under random back-pressure, within a stated tolerance. Programs chained into one stream
-// (program_chain.hpp) likewise: exact cycles, and the network's result bit-exact.
+// (program_chain.hpp) likewise: exact cycles, the network's result bit-exact, and the device's
+// counters those the chain's commands count (stream_counters.hpp).
 #include <cmath>
 #include <random>
 
@@ -18,6 +19,7 @@
 #include "nmsa/golden.hpp"
 #include "nmsa/program_chain.hpp"
 #include "nmsa/sparse_format.hpp"
+#include "nmsa/stream_counters.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 #include "nmsa/tb/sim_context.hpp"
 #include "nmsa/tb/top_sim.hpp"
@@ -196,7 +198,10 @@ TEST_P(CycleModelTest, ChainedProgramsTakeThePredictedCycles) {
   const ProgramChain chain(caps, x, layers, rtl->memory());
   const DeviceRun run = rtl->run(chain.command_address(), chain.command_count());
   ASSERT_TRUE(run.ok()) << run.describe();
-  EXPECT_EQ(chain.predict_cycles(perf).total, run.cycles);
+  const CyclePrediction predicted = chain.predict_cycles(perf);
+  EXPECT_EQ(predicted.total, run.cycles);
+  // The RTL's counters are what the chain's commands count (the runtime splits them by layer).
+  EXPECT_EQ(run_counters(run), stream_counters(caps, chain.commands(), 0, chain.command_count()));
   MatrixI8 a = x;
   for (std::size_t i = 0; i + 1 < layers.size(); ++i) {
     a = apply_epilogue(golden::gemm_i8(a, layers[i].weights), *layers[i].options.epilogue, true,

@@ -23,6 +23,7 @@
 #include "nmsa/golden.hpp"
 #include "nmsa/program_chain.hpp"
 #include "nmsa/sparse_format.hpp"
+#include "nmsa/stream_counters.hpp"
 
 namespace nmsa {
 namespace {
@@ -84,8 +85,35 @@ void check_chain(const DeviceCaps& caps, const std::vector<int>& widths, Eigen::
             .cast<std::int8_t>();
   }
   EXPECT_TRUE(chain.read_output() == golden::gemm_i8(a, layers.back().weights));
-  // The cycle model runs the whole stream (it would throw on a token deadlock).
-  EXPECT_GT(chain.predict_cycles().total, 0u);
+  // The device's counters are the sum of the layers' shares, each taken from its own commands.
+  StreamCounters shares;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    const std::size_t from = chain.first_command(i);
+    const std::size_t count = chain.first_command(i + 1) - from;
+    EXPECT_EQ(count, chain.program(i).command_count() + (i > 0 ? 1u : 0u));
+    EXPECT_EQ(chain.layer_of_command(from), i);
+    EXPECT_EQ(chain.layer_of_command(from + count - 1), i);
+    shares += stream_counters(caps, chain.commands(), from, count);
+  }
+  EXPECT_EQ(chain.first_command(chain.size()), chain.command_count());
+  EXPECT_EQ(shares, run_counters(res));
+  // The cycle model runs the whole stream (it would throw on a token deadlock); its split gives
+  // every layer a share and the shares add up to the total.
+  const CyclePrediction p = chain.predict_cycles();
+  const std::vector<std::uint64_t> cycles = chain.layer_cycles(p);
+  ASSERT_EQ(cycles.size(), chain.size());
+  std::uint64_t sum = 0;
+  for (const std::uint64_t c : cycles) {
+    EXPECT_GT(c, 0u);
+    sum += c;
+  }
+  EXPECT_EQ(sum, p.total);
+  // A layer takes at least its array's beats after the one before it has finished.
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    EXPECT_GE(cycles[i], stream_counters(caps, chain.commands(), chain.first_command(i),
+                                         chain.first_command(i + 1) - chain.first_command(i))
+                             .beats);
+  }
 }
 
 TEST(ProgramChainTest, ChainedLayersEqualTheGoldenNetwork) {

@@ -85,11 +85,47 @@ ProgramChain::ProgramChain(const DeviceCaps& caps, const MatrixI8& x,
   std::vector<const GemmProgram*> list;
   for (const auto& p : programs_) list.push_back(p.get());
   commands_ = chain_commands(list);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < programs_.size(); ++i) {
+    first_command_.push_back(at);
+    at += programs_[i]->commands().size() + (i > 0 ? 1 : 0);  // its barrier
+  }
+  first_command_.push_back(at);
   cmd_addr_ = mem.alloc(commands_.size() * isa::COMMAND_BYTES, 64);
   for (std::size_t i = 0; i < commands_.size(); ++i) {
     const EncodedCommand bytes = encode(commands_[i]);
     mem.write(cmd_addr_ + i * isa::COMMAND_BYTES, bytes.data(), bytes.size());
   }
+}
+
+std::size_t ProgramChain::layer_of_command(std::size_t command) const {
+  if (command >= commands_.size()) {
+    throw std::out_of_range("ProgramChain: no command " + std::to_string(command) + " of " +
+                            std::to_string(commands_.size()));
+  }
+  const auto next = std::upper_bound(first_command_.begin(), first_command_.end(), command);
+  return static_cast<std::size_t>(next - first_command_.begin()) - 1;
+}
+
+std::vector<std::uint64_t> ProgramChain::layer_cycles(const CyclePrediction& prediction) const {
+  std::vector<std::uint64_t> shares;
+  std::uint64_t from = 0;
+  std::size_t stores = 0;
+  for (std::size_t i = 0; i < programs_.size(); ++i) {
+    const auto& cmds = programs_[i]->commands();
+    stores += static_cast<std::size_t>(std::count_if(
+        cmds.begin(), cmds.end(), [](const Command& c) { return c.opcode == Opcode::STORE; }));
+    const bool last = i + 1 == programs_.size();
+    if (!last && stores > prediction.store_ends.size()) {
+      throw std::invalid_argument("ProgramChain::layer_cycles: the prediction has " +
+                                  std::to_string(prediction.store_ends.size()) +
+                                  " STOREs, the chain more");
+    }
+    const std::uint64_t end = last ? prediction.total : prediction.store_ends[stores - 1];
+    shares.push_back(end - std::min(from, end));
+    from = std::max(from, end);
+  }
+  return shares;
 }
 
 CyclePrediction ProgramChain::predict_cycles(const PerfModelParams& params) const {

@@ -146,6 +146,7 @@ class PerfSim {
   std::int64_t total() const { return end_ + 1; }
   std::int64_t first_beat() const { return first_beat_; }
   std::int64_t last_beat() const { return last_beat_; }
+  const std::vector<std::int64_t>& store_ends() const { return store_ends_; }
 
  private:
   enum Owner { NONE, FETCH, LOADER };
@@ -496,6 +497,7 @@ class PerfSim {
     if (cmd(st_.cmd).push_prev) push(SC, done);
     store_free_ = done + 1;
     end_ = std::max(end_, done + 1);
+    store_ends_.push_back(done + 2);  // total() if the stream ended here
     dw_free_ = st_.aw + 1;
     st_.cmd = -1;
   }
@@ -639,6 +641,7 @@ class PerfSim {
   std::array<std::vector<std::int64_t>, 4> push_;
   std::array<std::size_t, 4> popped_{};
   std::int64_t first_beat_ = NEVER, last_beat_ = 0, end_ = 0;
+  std::vector<std::int64_t> store_ends_;
 };
 
 }  // namespace
@@ -676,6 +679,9 @@ std::optional<CyclePrediction> predict_stream_cycles(
   p.startup = static_cast<std::uint64_t>(first);
   p.steady = static_cast<std::uint64_t>(last - first);
   p.tail = static_cast<std::uint64_t>(sim.total() - last);
+  for (const std::int64_t e : sim.store_ends()) {
+    p.store_ends.push_back(static_cast<std::uint64_t>(e));
+  }
   double beats = 0, bubbles = 0, bytes = 0;
   for (const Command& c : cmds) {
     bytes += static_cast<double>(isa::COMMAND_BYTES + payload_bytes(caps, c));

@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 
 #include "nmsa/epilogue.hpp"
+#include "nmsa/stream_counters.hpp"
 
 namespace nmsa {
 
@@ -468,15 +469,7 @@ struct FunctionalModel::Execution {
          ++entry) {
       write(resource, entry);
     }
-    if (c.target == LoadTarget::WEIGHTS) {
-      const auto vb = static_cast<std::uint64_t>(caps.weight_value_bytes());
-      const auto mb = static_cast<std::uint64_t>(caps.weight_meta_bytes());
-      for (std::uint64_t r = start / entry_bytes; r <= (start + total - 1) / entry_bytes; ++r) {
-        const std::uint64_t lo = std::max(r * entry_bytes + vb, start);
-        const std::uint64_t hi = std::min(r * entry_bytes + vb + mb, start + total);
-        if (hi > lo) res.meta_bytes += hi - lo;
-      }
-    }
+    res.meta_bytes += loaded_metadata_bytes(caps, c);
   }
 
   bool run_compute(const Command& c, std::uint32_t index) {
@@ -572,14 +565,11 @@ struct FunctionalModel::Execution {
         acc[col] = static_cast<std::int32_t>(base + static_cast<std::uint32_t>(sum));
       }
     }
-    const std::uint64_t k_per_beat = static_cast<std::uint64_t>(c.dense ? n : mm);
-    res.macs += std::uint64_t{c.beats} * static_cast<std::uint64_t>(rows * cols) * k_per_beat;
-    res.beats += c.beats;
-    if (c.dense) {
-      ++res.tiles_dense;
-    } else {
-      ++res.tiles_sparse;
-    }
+    const StreamCounters counted = command_counters(caps, c);
+    res.macs += counted.macs;
+    res.beats += counted.beats;
+    res.tiles_dense += counted.tiles_dense;
+    res.tiles_sparse += counted.tiles_sparse;
     return true;
   }
 

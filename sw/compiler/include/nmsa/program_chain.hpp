@@ -65,15 +65,25 @@ class ProgramChain {
   std::uint64_t command_address() const { return cmd_addr_; }
   std::uint32_t command_count() const { return static_cast<std::uint32_t>(commands_.size()); }
   const std::vector<Command>& commands() const { return commands_; }
+  // Layer i's commands are [first_command(i), first_command(i + 1)): its program's, with the
+  // barrier it waits behind (none for layer 0); first_command(size()) is command_count().
+  std::size_t first_command(std::size_t layer) const { return first_command_.at(layer); }
+  // The layer whose commands hold stream index `command`.
+  std::size_t layer_of_command(std::size_t command) const;
 
   // The whole stream's cycles by the cycle model (exact against the RTL, as for one program), the
   // ideal cycles those of all its GEMMs.
   CyclePrediction predict_cycles(const PerfModelParams& params = {}) const;
+  // `prediction` (of this chain) split into one share per layer: layer i's share runs from the
+  // end of layer i - 1's last STORE (from START for layer 0) to the end of its own; the last
+  // layer's runs to the done interrupt. The shares sum to prediction.total.
+  std::vector<std::uint64_t> layer_cycles(const CyclePrediction& prediction) const;
 
  private:
   DeviceCaps caps_;
   std::vector<std::unique_ptr<GemmProgram>> programs_;
   std::vector<Command> commands_;
+  std::vector<std::size_t> first_command_;
   std::uint64_t cmd_addr_ = 0;
 };
 

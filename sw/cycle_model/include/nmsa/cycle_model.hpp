@@ -46,6 +46,10 @@ struct CyclePrediction {
   std::uint64_t bubble_cycles = 0;   // of which bubbles (tiles shorter than L + Rows)
   std::uint64_t dma_cycles = 0;      // all DMA bytes / bandwidth, ignoring compute
   std::uint64_t ideal_cycles = 0;    // useful MACs / peak MACs per cycle of the mode
+  // Per STORE, in stream order: the cycles the stream would have taken had it ended with that
+  // STORE (its last response, the completion, the done). A chain of programs splits its total
+  // at its programs' last STOREs (ProgramChain::predict_layer_cycles).
+  std::vector<std::uint64_t> store_ends;
   double utilization() const {
     return total == 0 ? 0.0 : static_cast<double>(ideal_cycles) / static_cast<double>(total);
   }
