@@ -119,6 +119,9 @@ CLI::App* add_run(CLI::App& app, RunArgs& a) {
                   "the first output (its argmax per row)")
       ->check(non_empty());
   cmd->add_flag("--dense", a.dense, "run every device layer dense (for comparisons)");
+  cmd->add_flag("--no-chain", a.no_chain,
+                "run every device layer as its own program and START, instead of consecutive "
+                "quantized layers as one command stream (for comparisons)");
   cmd->add_flag("--check-golden", a.check_golden,
                 "compute every device GEMM again with the golden model and stop with an error "
                 "naming the layer if the device's result differs in any bit");

@@ -54,6 +54,7 @@ struct RunArgs {
   std::vector<std::string> inputs, outputs;
   bool dense = false;
   bool check_golden = false;  // every device GEMM against the golden model
+  bool no_chain = false;      // every device layer its own program (RuntimeOptions::chain_layers)
   std::int64_t batch = 0;     // rows per run (0: all at once)
   DeviceArgs device;
 };

@@ -652,6 +652,7 @@ int cmd_run(const RunArgs& a) {
   nmsa::RuntimeOptions options;
   options.allow_sparse = !a.dense;
   options.check_golden = a.check_golden;
+  options.chain_layers = !a.no_chain;
   nmsa::Runtime runtime(std::move(graph), *dev, options);
   const auto outputs = a.batch > 0 ? run_in_batches(runtime, inputs, a.batch) : runtime.run(inputs);
 
@@ -680,6 +681,12 @@ int cmd_run(const RunArgs& a) {
               "dense, %zu host\n",
               counts.device_sparse, counts.device_dense, counts.host, counts.dense_fallbacks,
               counts.host_fallbacks());
+  std::string last_stream;
+  for (const auto& layer : runtime.layers()) {
+    if (layer.stream.empty() || layer.stream == last_stream) continue;
+    std::printf("one command stream: %s\n", layer.stream.c_str());
+    last_stream = layer.stream;
+  }
   std::uint64_t device_cycles = 0;
   for (const auto& layer : runtime.layers()) device_cycles += layer_cycles(layer);
   std::printf("device cycles%s: %llu\n", predicted ? " (predicted by the cycle model)" : "",

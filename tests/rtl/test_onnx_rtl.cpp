@@ -2,15 +2,26 @@
 //
 // The integer ONNX backend node tests of libonnx-testdata on the Verilated accelerator: the
 // GEMM runs on the RTL through nmsa::Device and the result must equal ONNX's reference bit for
-// bit (the software suite runs the same tests on the functional model).
+// bit (the software suite runs the same tests on the functional model). And a quantized MLP in
+// QDQ form, its three layers one command stream: the RTL's logits are the functional model's,
+// and each layer's share of the RTL's cycles is the functional model's predicted share.
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "nmsa/int8_mlp.hpp"
+#include "nmsa/mlp.hpp"
+#include "nmsa/onnx_export.hpp"
 #include "nmsa/onnx_model.hpp"
 #include "nmsa/runtime.hpp"
 #include "nmsa/tb/rtl_device.hpp"
+#include "nmsa/tb/sim_context.hpp"
 
 namespace nmsa {
 namespace {
@@ -61,6 +72,53 @@ TEST_P(OnnxOnRtlTest, IntegerNodeTestIsBitExactOnTheRtl) {
     }
   }
   EXPECT_GT(sets, 0) << dir << " has no test_data_set_*";
+}
+
+TEST(QdqNetworkOnRtlTest, ChainedLayersTakeTheFunctionalModelsCycles) {
+  const std::uint64_t seed = tb::test_seed(47);
+  SCOPED_TRACE(tb::seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const std::vector<int> sizes{32, 16, 8, 4};
+  Mlp m = make_mlp(sizes, seed);
+  apply_nm_masks(m, NmPattern{2, 4}, false, {}, {true, true, false});
+  MatrixF x(11, sizes.front());
+  std::uniform_real_distribution<float> d(0.0f, 1.0f);
+  for (Eigen::Index i = 0; i < x.size(); ++i) x.data()[i] = d(rng);
+  const Int8Mlp q = quantize_mlp(m, calibrate_input_scales(m, x, 99.0),
+                                 {GemmMode::SPARSE, GemmMode::SPARSE, GemmMode::DENSE}, {2, 4});
+  const std::string model = serialize_int8_mlp_onnx(q);
+  // A memory the cycle model predicts to the cycle: a beat per cycle each way.
+  tb::AxiMemoryConfig axi;
+  axi.read_latency = 24;
+  axi.write_latency = 16;
+  axi.bytes_per_cycle = 16;
+  axi.max_reads = 64;
+  axi.max_writes = 64;
+  RuntimeOptions options;
+  options.memory = PerfModelParams{};
+  options.memory->dma_bytes_per_cycle = 16;
+  options.memory->dma_read_latency = 24;
+  options.memory->dma_write_latency = 16;
+  options.check_golden = true;
+  const std::unique_ptr<Device> rtl = tb::make_rtl_device("small", axi, seed);
+  const std::unique_ptr<Device> fm = make_model_device("small");
+  Runtime on_rtl(parse_onnx_model(model, "qdq.onnx"), *rtl, options);
+  Runtime on_model(parse_onnx_model(model, "qdq.onnx"), *fm, options);
+  const std::map<std::string, Tensor> feed{
+      {"input", Tensor::make_float({x.rows(), x.cols()},
+                                   std::vector<float>(x.data(), x.data() + x.size()))}};
+  EXPECT_EQ(on_rtl.run(feed).at("logits").floats, on_model.run(feed).at("logits").floats);
+  for (const Int8MlpLayer& l : q.layers) {
+    SCOPED_TRACE(l.name);
+    const DeviceStats& r = on_rtl.layer(l.name).device;
+    const DeviceStats& f = on_model.layer(l.name).device;
+    EXPECT_EQ(on_rtl.layer(l.name).stream, "fc1 -> fc2 -> fc3");
+    EXPECT_GT(r.cycles, 0u);
+    EXPECT_EQ(r.cycles, f.predicted_cycles);
+    EXPECT_EQ(r.macs, f.macs);
+    EXPECT_EQ(r.dma_rd_bytes, f.dma_rd_bytes);
+    EXPECT_EQ(r.golden_checked, 1u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backend, OnnxOnRtlTest,

@@ -13,6 +13,8 @@
 // 4. A QDQ Gemm the device cannot take whole (a non-zero activation zero point) runs on the host
 //    and says why.
 // 5. The exporter refuses a malformed quantized model, naming the layer and the field.
+// 6. The three layers run as one command stream (RuntimeOptions::chain_layers): one START a run,
+//    the logits of the layers run alone, each layer's counters its share of the stream's.
 #include <gtest/gtest.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -151,6 +153,78 @@ TEST(OnnxQdqTest, PlansRankedForAHostMemoryGiveTheSameLogits) {
   Runtime rt(parse_onnx_model(serialize_int8_mlp_onnx(q), "qdq.onnx"), *dev, o);
   for (int run = 0; run < 2; ++run) expect_bit_exact(rt, q, random_input(6, rng, 0.0f, 1.0f));
   EXPECT_EQ(rt.layer("fc1").device.programs, 2u);
+}
+
+// The functional model, counting the STARTs it is given.
+class CountingDevice : public Device {
+ public:
+  explicit CountingDevice(const std::string& config) : dev_(make_model_device(config)) {}
+  std::string name() const override { return dev_->name(); }
+  std::uint32_t read_reg(std::uint32_t offset) override { return dev_->read_reg(offset); }
+  void write_reg(std::uint32_t offset, std::uint32_t value) override {
+    dev_->write_reg(offset, value);
+  }
+  HostMemory& memory() override { return dev_->memory(); }
+  DeviceRun run(std::uint64_t address, std::uint32_t count, const ProgressFn& progress) override {
+    ++starts;
+    return dev_->run(address, count, progress);
+  }
+  int starts = 0;
+
+ private:
+  std::unique_ptr<Device> dev_;
+};
+
+TEST(OnnxQdqTest, ConsecutiveLayersRunAsOneCommandStream) {
+  const std::uint64_t seed = test_seed(46);
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937_64 rng(seed);
+  const Int8Mlp q = test_model(seed, rng);
+  const std::string model = serialize_int8_mlp_onnx(q);
+  RuntimeOptions chained;
+  chained.check_golden = true;
+  RuntimeOptions alone = chained;
+  alone.chain_layers = false;
+  CountingDevice chain_dev(DEVICE_CONFIG), alone_dev(DEVICE_CONFIG);
+  Runtime rc(parse_onnx_model(model, "qdq.onnx"), chain_dev, chained);
+  Runtime ra(parse_onnx_model(model, "qdq.onnx"), alone_dev, alone);
+
+  const MatrixF x = random_input(9, rng, -1.0f, 2.0f);
+  const Tensor yc = rc.run({{"input", to_tensor(x)}}).at("logits");
+  const Tensor ya = ra.run({{"input", to_tensor(x)}}).at("logits");
+  EXPECT_EQ(chain_dev.starts, 1);
+  EXPECT_EQ(alone_dev.starts, 3);
+  EXPECT_EQ(yc.floats, ya.floats);
+  const MatrixF want = golden_logits(q, x);
+  ASSERT_EQ(yc.floats.size(), static_cast<std::size_t>(want.size()));
+  for (Eigen::Index i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(yc.floats[static_cast<std::size_t>(i)], want.data()[i]) << "logit " << i;
+  }
+  for (std::size_t i = 0; i < q.layers.size(); ++i) {
+    const std::string& fc = q.layers[i].name;
+    SCOPED_TRACE(fc);
+    EXPECT_EQ(rc.layer(fc).stream, "fc1 -> fc2 -> fc3");
+    EXPECT_EQ(ra.layer(fc).stream, "");
+    const DeviceStats& c = rc.layer(fc).device;
+    const DeviceStats& a = ra.layer(fc).device;
+    EXPECT_EQ(c.programs, 1u);
+    EXPECT_EQ(c.golden_checked, 1u);
+    // The same tiles of the same weights: the barriers between layers are the chain's.
+    EXPECT_EQ(c.tiles_sparse, a.tiles_sparse);
+    EXPECT_EQ(c.tiles_dense, a.tiles_dense);
+    EXPECT_EQ(c.macs, a.macs);
+    EXPECT_EQ(c.compute_cycles, a.compute_cycles);
+    EXPECT_EQ(c.commands, a.commands);
+    EXPECT_EQ(c.meta_bytes, a.meta_bytes);
+    EXPECT_EQ(c.dma_wr_bytes, a.dma_wr_bytes);
+    EXPECT_GT(c.predicted_cycles, 0u);
+    EXPECT_EQ(c.cycles, 0u);  // the functional model has no clock
+  }
+
+  // An empty batch sends nothing and gives empty logits.
+  const Tensor empty = rc.run({{"input", to_tensor(MatrixF(0, SIZES.front()))}}).at("logits");
+  EXPECT_EQ(empty.shape, (std::vector<std::int64_t>{0, SIZES.back()}));
+  EXPECT_EQ(chain_dev.starts, 1);
 }
 
 TEST(OnnxQdqTest, AQdqGemmTheDeviceCannotTakeRunsOnTheHostAndSaysWhy) {

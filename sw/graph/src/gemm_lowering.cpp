@@ -102,16 +102,34 @@ std::string prepare_integer_weights(DeviceGemm& g, const Node& node, const Tenso
   return {};
 }
 
-namespace {
-
-// Rows of A that multiply each B matrix: out matrix t uses A matrix pairs[t].first.
-std::map<std::int64_t, std::vector<std::size_t>> group_by_weight(const MatmulShape& g) {
-  std::map<std::int64_t, std::vector<std::size_t>> groups;
-  for (std::size_t t = 0; t < g.pairs.size(); ++t) groups[g.pairs[t].second].push_back(t);
-  return groups;
+Tensor apply_fused_steps(const Graph& graph, const DeviceGemm& g, Tensor y) {
+  for (const FusedStep& f : g.fused) {
+    const Node& fn = graph.nodes[f.node];
+    y = f.relu ? relu(y) : binary(fn, y, graph.initializers.at(f.bias), BinaryOp::ADD);
+  }
+  return y;
 }
 
-// The device's output of x * w^T against the golden model's, element by element.
+GemmOptions device_gemm_options(const DeviceContext& dev, const Node& node, std::size_t matrix,
+                                Eigen::Index rows, const MatrixI8& w, GemmMode mode,
+                                const std::optional<EpilogueParams>& epi, bool relu) {
+  GemmOptions o;
+  o.mode = mode;
+  o.epilogue = epi;
+  o.relu = relu;
+  if (dev.memory) {
+    o.memory = dev.memory;
+    const auto key = std::make_tuple(&node, matrix, rows);
+    auto it = dev.plans.find(key);
+    if (it == dev.plans.end()) {
+      const GemmEstimate e = estimate_gemm(dev.caps, rows, w.cols(), w.rows(), o, *o.memory);
+      it = dev.plans.emplace(key, e.plan).first;
+    }
+    o.plan = it->second;
+  }
+  return o;
+}
+
 void check_against_golden(const DeviceContext& dev, const Node& node, const MatrixI8& x,
                           const MatrixI8& w, const std::optional<EpilogueParams>& epi, bool relu,
                           const MatrixI32& out) {
@@ -134,6 +152,15 @@ void check_against_golden(const DeviceContext& dev, const Node& node, const Matr
   }
 }
 
+namespace {
+
+// Rows of A that multiply each B matrix: out matrix t uses A matrix pairs[t].first.
+std::map<std::int64_t, std::vector<std::size_t>> group_by_weight(const MatmulShape& g) {
+  std::map<std::int64_t, std::vector<std::size_t>> groups;
+  for (std::size_t t = 0; t < g.pairs.size(); ++t) groups[g.pairs[t].second].push_back(t);
+  return groups;
+}
+
 // One weight matrix (`matrix` of the node's) times x on the device.
 MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, std::size_t matrix,
                       const MatrixI8& x, const MatrixI8& w, GemmMode mode,
@@ -142,22 +169,9 @@ MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, std::size_t ma
     return MatrixI32::Zero(x.rows(), w.rows());  // nothing to send; K = 0 sums to 0
   }
   HostMemory& mem = dev.device.memory();
-  GemmOptions o;
-  o.mode = mode;
-  o.epilogue = epi;
-  o.relu = relu;
   std::optional<GemmProgram> prog;
   try {
-    if (dev.memory) {
-      o.memory = dev.memory;
-      const auto key = std::make_tuple(&node, matrix, x.rows());
-      auto it = dev.plans.find(key);
-      if (it == dev.plans.end()) {
-        const GemmEstimate e = estimate_gemm(dev.caps, x.rows(), w.cols(), w.rows(), o, *o.memory);
-        it = dev.plans.emplace(key, e.plan).first;
-      }
-      o.plan = it->second;
-    }
+    const GemmOptions o = device_gemm_options(dev, node, matrix, x.rows(), w, mode, epi, relu);
     prog.emplace(dev.caps, x, w, o, mem);
   } catch (const std::exception& e) {
     node_error(node, std::string("cannot compile the GEMM for the device: ") + e.what());
@@ -174,7 +188,6 @@ MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, std::size_t ma
     stats.predicted_cycles += prog->predict_cycles(dev.memory.value_or(PerfModelParams{})).total;
   }
   stats.compute_cycles += r.counter(rg::CYCLES_COMPUTE_LO_OFFSET);
-  stats.dma_stall_cycles += r.counter(rg::CYCLES_DMA_STALL_LO_OFFSET);
   stats.tiles_sparse += r.counter(rg::TILES_SPARSE_LO_OFFSET);
   stats.tiles_dense += r.counter(rg::TILES_DENSE_LO_OFFSET);
   stats.macs += r.counter(rg::MACS_LO_OFFSET);
@@ -281,9 +294,6 @@ Tensor run_conv(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
   return y;
 }
 
-namespace {
-
-// The int8 activations a QDQ layer reads (its DequantizeLinear's input), checked.
 const Tensor& qdq_input(const Node& node, const QdqGemm& q, const Values& values) {
   const Tensor* x = values.find(q.input);
   if (x == nullptr) node_error(node, "the quantized activations '" + q.input + "' have no value");
@@ -294,9 +304,6 @@ const Tensor& qdq_input(const Node& node, const QdqGemm& q, const Values& values
   return *x;
 }
 
-// The device's [rows x N] result as the pattern's output: int8 when the epilogue requantized,
-// else the accumulators to float as Int8Mlp's logits are computed (logits_from_accumulators),
-// with the bias and the ReLU.
 Tensor qdq_rows(const QdqGemm& q, const MatrixI32& out) {
   const Shape shape{out.rows(), out.cols()};
   if (q.epilogue) {
@@ -322,24 +329,26 @@ Tensor qdq_rows(const QdqGemm& q, const MatrixI32& out) {
   return y;
 }
 
-}  // namespace
-
-Tensor run_qdq_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
-                    const Values& values, DeviceStats& stats) {
+MatrixI8 qdq_gemm_rows(const Node& node, const DeviceGemm& g, const Values& values) {
   const QdqGemm& q = *g.qdq;
   const Tensor& x = qdq_input(node, q, values);
   if (x.rank() != 2 || x.shape[1] != g.k) {
     node_error(node, "the quantized activations '" + q.input + "' are " + x.describe() +
                          ", the layer takes int8 [M x " + std::to_string(g.k) + "]");
   }
-  const Eigen::Index rows = x.shape[0];
-  MatrixI8 a(rows, g.k);
+  MatrixI8 a(x.shape[0], g.k);
   for (Eigen::Index i = 0; i < a.size(); ++i) {
     a.data()[i] = static_cast<std::int8_t>(x.ints[static_cast<std::size_t>(i)]);
   }
-  const bool relu_on_device = q.relu.has_value() && q.epilogue.has_value();
+  return a;
+}
+
+Tensor run_qdq_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
+                    const Values& values, DeviceStats& stats) {
+  const QdqGemm& q = *g.qdq;
+  const MatrixI8 a = qdq_gemm_rows(node, g, values);
   return qdq_rows(q, device_gemm(dev, node, 0, a, g.weights[0], g.mode, q.epilogue,
-                                 relu_on_device, stats));
+                                 qdq_relu_on_device(q), stats));
 }
 
 Tensor run_qdq_conv(const DeviceContext& dev, const Node& node, const DeviceGemm& g,
@@ -351,9 +360,8 @@ Tensor run_qdq_conv(const DeviceContext& dev, const Node& node, const DeviceGemm
   Tensor xf = Tensor::zeros(ElementType::FLOAT, x.shape);
   for (std::size_t i = 0; i < x.ints.size(); ++i) xf.floats[i] = static_cast<float>(x.ints[i]);
   const MatrixI8 cols = im2col(geo, xf).cast<std::int8_t>();
-  const bool relu_on_device = q.relu.has_value() && q.epilogue.has_value();
   const Tensor rows = qdq_rows(q, device_gemm(dev, node, 0, cols, g.weights[0], g.mode,
-                                              q.epilogue, relu_on_device, stats));
+                                              q.epilogue, qdq_relu_on_device(q), stats));
   // Row (b, position), column m to [N, M, (OH,) OW].
   Tensor y = Tensor::zeros(rows.type, geo.out_shape);
   const std::int64_t positions = geo.oh * geo.ow;

@@ -86,6 +86,37 @@ struct DeviceContext {
   bool check_golden;  // RuntimeOptions::check_golden
 };
 
+// y with the layer's fused Adds and Relus applied, in order.
+Tensor apply_fused_steps(const Graph& graph, const DeviceGemm& g, Tensor y);
+
+// The compiler options of weight matrix `matrix` of `node` times `rows` activation rows: the
+// mode, the epilogue and ReLU, and the tiling plan ranked for the context's memory (cached).
+GemmOptions device_gemm_options(const DeviceContext& dev, const Node& node, std::size_t matrix,
+                                Eigen::Index rows, const MatrixI8& w, GemmMode mode,
+                                const std::optional<EpilogueParams>& epi, bool relu);
+
+// The device's output of x * w^T (with the epilogue and ReLU it ran) against the golden model's,
+// element by element: an error naming the node and the first element that differs.
+void check_against_golden(const DeviceContext& dev, const Node& node, const MatrixI8& x,
+                          const MatrixI8& w, const std::optional<EpilogueParams>& epi, bool relu,
+                          const MatrixI32& out);
+
+// A QDQ layer's ReLU runs in the epilogue when it has one; otherwise on the host (qdq_rows).
+inline bool qdq_relu_on_device(const QdqGemm& q) {
+  return q.relu.has_value() && q.epilogue.has_value();
+}
+
+// The int8 activations a QDQ layer reads (its DequantizeLinear's input), checked.
+const Tensor& qdq_input(const Node& node, const QdqGemm& q, const Values& values);
+
+// A QDQ Gemm's input as the device's INT8 [M x K] rows, its shape checked.
+MatrixI8 qdq_gemm_rows(const Node& node, const DeviceGemm& g, const Values& values);
+
+// The device's [rows x N] result as the QDQ pattern's output: int8 when the epilogue
+// requantized, else the accumulators to float as Int8Mlp's logits are computed
+// (logits_from_accumulators), with the bias and the ReLU.
+Tensor qdq_rows(const QdqGemm& q, const MatrixI32& out);
+
 // A float Gemm or MatMul on the device: its output tensor, before any fused Add or Relu. The
 // device's counters go into `stats`.
 Tensor run_float_gemm(const DeviceContext& dev, const Node& node, const DeviceGemm& g,

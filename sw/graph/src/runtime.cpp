@@ -13,6 +13,7 @@
 
 #include "gemm_lowering.hpp"
 #include "host_kernels.hpp"
+#include "layer_chain.hpp"
 #include "runtime_plan.hpp"
 #include "runtime_values.hpp"
 
@@ -59,7 +60,6 @@ DeviceStats& DeviceStats::operator+=(const DeviceStats& o) {
   cycles += o.cycles;
   predicted_cycles += o.predicted_cycles;
   compute_cycles += o.compute_cycles;
-  dma_stall_cycles += o.dma_stall_cycles;
   tiles_sparse += o.tiles_sparse;
   tiles_dense += o.tiles_dense;
   macs += o.macs;
@@ -77,7 +77,6 @@ DeviceStats DeviceStats::operator-(const DeviceStats& earlier) const {
   d.cycles -= earlier.cycles;
   d.predicted_cycles -= earlier.predicted_cycles;
   d.compute_cycles -= earlier.compute_cycles;
-  d.dma_stall_cycles -= earlier.dma_stall_cycles;
   d.tiles_sparse -= earlier.tiles_sparse;
   d.tiles_dense -= earlier.tiles_dense;
   d.macs -= earlier.macs;
@@ -100,6 +99,12 @@ std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& 
       case NodeRole::FOLDED:
         break;  // an initializer since the model was loaded
       case NodeRole::DEVICE_GEMM: {
+        if (plan_->chained[i]) break;  // ran with the first layer of its chain
+        const auto chain = plan_->chains.find(i);
+        if (chain != plan_->chains.end()) {
+          run_layer_chain(dev, graph_, chain->second, plan_->gemms, values, layers_);
+          break;
+        }
         const DeviceGemm& g = plan_->gemms.at(i);
         LayerReport& rep = layers_[i];
         Tensor y;
@@ -114,11 +119,7 @@ std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& 
         } else {
           y = run_integer_gemm(dev, n, g, values, rep.device);
         }
-        for (const FusedStep& f : g.fused) {
-          const Node& fn = graph_.nodes[f.node];
-          y = f.relu ? relu(y) : binary(fn, y, graph_.initializers.at(f.bias), BinaryOp::ADD);
-        }
-        values.set(g.output, std::move(y));
+        values.set(g.output, apply_fused_steps(graph_, g, std::move(y)));
         break;
       }
       case NodeRole::SHAPE:

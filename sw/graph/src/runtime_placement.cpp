@@ -20,6 +20,7 @@
 
 #include "gemm_lowering.hpp"
 #include "host_kernels.hpp"
+#include "layer_chain.hpp"
 #include "nmsa/sparse_format.hpp"
 #include "qdq_pattern.hpp"
 #include "runtime_plan.hpp"
@@ -585,6 +586,18 @@ Runtime::Runtime(Graph graph, Device& device, RuntimeOptions options)
     }
     plan_->gemms.emplace(i, std::move(g));
   }
+  plan_->chained.assign(count, false);
+  if (options_.chain_layers) {
+    plan_->chains = find_layer_chains(order_, plan_->role, plan_->gemms);
+    for (const auto& [head, nodes] : plan_->chains) {
+      std::string names;
+      for (const std::size_t n : nodes) names += (names.empty() ? "" : " -> ") + layers_[n].name;
+      for (const std::size_t n : nodes) {
+        layers_[n].stream = names;
+        if (n != head) plan_->chained[n] = true;
+      }
+    }
+  }
 }
 
 const LayerReport& Runtime::layer(const std::string& node_name) const {
@@ -661,6 +674,9 @@ std::string Runtime::describe() const {
     << "fallbacks: " << c.fallbacks() << " (dense weight " << c.dense_fallbacks
     << ", host unsupported op " << c.host_unsupported_op << ", host unsupported case "
     << c.host_unsupported_case << ", host unfused " << c.host_unfused << ")\n";
+  for (const auto& [head, nodes] : plan_->chains) {
+    s << "one command stream: " << layers_[head].stream << "\n";
+  }
   return s.str();
 }
 

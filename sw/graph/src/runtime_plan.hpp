@@ -24,6 +24,10 @@ struct Runtime::Plan {
   std::vector<graph_detail::NodeRole> role;
   std::map<std::size_t, graph_detail::DeviceGemm> gemms;
   graph_detail::PlanCache plans;
+  // Runs of device layers that share one command stream (layer_chain.hpp), by first node; the
+  // other members are in `chained`.
+  std::map<std::size_t, std::vector<std::size_t>> chains;
+  std::vector<bool> chained;
 };
 
 }  // namespace nmsa

@@ -380,7 +380,9 @@ Section latency(const DeploymentReport& r, const Derived& d) {
   }
   if (t.rows.empty()) return missing_section(s);
   s.blocks.push_back(paragraph(
-      "Device cycles per batch, nearest-rank percentiles; microseconds at " +
+      "Device cycles per batch (START to done of each device run of the batch, summed: "
+      "consecutive quantized layers run as one command stream; host layers are host time, not "
+      "device time), nearest-rank percentiles; microseconds at " +
       (has_clock(r) ? clock_label(r) : std::string("an unstated clock (n/a)")) + "."));
   s.blocks.push_back(table_block(std::move(t)));
   s.blocks.push_back(figure(latency_figure(r, d)));

@@ -103,10 +103,11 @@ std::string_view to_string(Fallback f);
 struct DeviceStats {
   std::uint64_t programs = 0;  // GemmPrograms executed (one per weight matrix per run)
   std::uint64_t commands = 0;
-  std::uint64_t cycles = 0;  // START to done; 0 on the functional model, which has no clock
+  // START to done; 0 on the functional model, which has no clock. A chained layer's share of
+  // its stream's: the cycle model's split at the layers' last STOREs, scaled to the measured.
+  std::uint64_t cycles = 0;
   std::uint64_t predicted_cycles = 0;  // the cycle model's, on a device without a clock
   std::uint64_t compute_cycles = 0;    // cycles the array issued beats
-  std::uint64_t dma_stall_cycles = 0;  // cycles the array waited for data
   std::uint64_t tiles_sparse = 0;
   std::uint64_t tiles_dense = 0;
   std::uint64_t macs = 0;  // dense-equivalent MACs
@@ -131,6 +132,9 @@ struct LayerReport {
   bool folded = false;                   // a constant computed when the model is loaded
   std::string fused_into;                // the layer this node runs in, if it was fused
   std::vector<std::string> fused_nodes;  // nodes fused into this layer
+  // The layers sharing this layer's command stream ("fc1 -> fc2 -> fc3"), when it is chained
+  // (RuntimeOptions::chain_layers); empty when it runs alone.
+  std::string stream;
   DeviceStats device;
 };
 
@@ -165,6 +169,11 @@ struct RuntimeOptions {
   // is an error naming the node and the first element that differs. Costs one host GEMM per
   // device GEMM.
   bool check_golden = false;
+  // Consecutive QDQ Gemm layers, each reading the int8 output of the one before, run as one
+  // command stream with one START (nmsa/program_chain.hpp): no host round trip between them.
+  // A chained layer's counters are its share of the stream's (docs/runtime.md, "Chained
+  // layers"). false: every device layer its own program and START.
+  bool chain_layers = true;
 };
 
 class Runtime {
