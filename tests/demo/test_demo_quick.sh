@@ -181,7 +181,8 @@ PY
 
 # The exported model.onnx is the deployed network, calibration included: nmsa run on the test
 # set the demo wrote reproduces the report's deployed INT8 accuracy exactly (the same logits, bit
-# for bit, on the RTL), each layer one device GEMM, every one equal to the golden model.
+# for bit, on the RTL), each layer one device GEMM, every one equal to the golden model, the three
+# layers one command stream; run with every layer its own program (--no-chain), the same.
 nmsa_run_model() {
   "$nmsa" run "$work/report/model.onnx" --input "$work/report/test_set/images.npy" \
     --labels "$work/report/test_set/labels.npy" --backend rtl --config small --check-golden \
@@ -201,12 +202,32 @@ correct, rows = int(m.group(1)), int(m.group(2))
 want = round(r["sparse_int8_accuracy"] * r["test_images"])
 ok = rows == r["test_images"] and correct == want
 ok = ok and re.search(r"layers: \d+ sparse, \d+ dense on the device, 1 on the host", log)
+if "one command stream: fc1 -> fc2 -> fc3" not in log:
+    print("  nmsa run: the three layers are not one command stream")
+    ok = False
 g = re.search(r"golden model: ([1-9]\d*) of (\d+) device GEMMs checked, every one bit-exact", log)
 if not g or g.group(1) != g.group(2):
     print("  nmsa run --check-golden: %s" % (g.group(0) if g else "no golden line"))
     ok = False
 if not ok:
     print("  nmsa run: %d / %d, report: %d / %d" % (correct, rows, want, r["test_images"]))
+sys.exit(0 if ok else 1)
+PY
+
+nmsa_run_unchained() {
+  "$nmsa" run "$work/report/model.onnx" --input "$work/report/test_set/images.npy" \
+    --labels "$work/report/test_set/labels.npy" --backend model --config small --no-chain \
+    > "$work/run_unchained.log" 2>&1
+}
+check "nmsa run model.onnx --no-chain exits 0" nmsa_run_unchained
+check "nmsa run model.onnx --no-chain: the same accuracy, no stream" python3 - "$work/run.log" \
+  "$work/run_unchained.log" <<'PY'
+import re, sys
+chained, alone = (open(f).read() for f in sys.argv[1:])
+acc = [re.search(r"top-1 accuracy: \d+ / \d+", t) for t in (chained, alone)]
+ok = all(acc) and acc[0].group(0) == acc[1].group(0) and "one command stream" not in alone
+if not ok:
+    print("  chained: %s; --no-chain: %s" % tuple(a.group(0) if a else "no accuracy" for a in acc))
 sys.exit(0 if ok else 1)
 PY
 
@@ -222,7 +243,7 @@ nmsa_run_cnn() {  # log name, then extra options
 }
 check "nmsa run cnn.onnx exits 0" nmsa_run_cnn cnn.log
 check "nmsa run cnn.onnx --batch 50 exits 0" nmsa_run_cnn cnn_batch50.log --batch 50
-check "nmsa run cnn.onnx: the report's placement, the pools on the host" python3 - "$work/cnn.log" \
+check "nmsa run cnn.onnx: the report's placement, the pools on the host, fc1 -> fc2 chained" python3 - "$work/cnn.log" \
   "$work/report/report.json" <<'PY'
 import json, re, sys
 m = re.search(r"layers: (\d+) sparse, (\d+) dense on the device, 5 on the host; fallbacks: "
@@ -231,6 +252,9 @@ layers = json.load(open(sys.argv[2]))["second_model"]["layers"]
 sparse = sum(1 for l in layers if l["placement"] == "device sparse")
 dense = sum(1 for l in layers if l["placement"] == "device dense")
 ok = m is not None and (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (sparse, dense, dense)
+if "one command stream: fc1 -> fc2" not in open(sys.argv[1]).read():
+    print("  nmsa run: the CNN's two Gemm layers are not one command stream")
+    ok = False
 if not ok:
     print("  nmsa run: %s; report: %d sparse, %d dense" % (m.group(0) if m else "no counts", sparse,
                                                           dense))
