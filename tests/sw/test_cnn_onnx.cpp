@@ -26,6 +26,7 @@
 
 #include "../common/expect_throw.hpp"
 #include "../common/seed.hpp"
+#include "../common/wrapped_devices.hpp"
 #include "nmsa/cnn.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/int8_mlp.hpp"
@@ -38,6 +39,7 @@ namespace nmsa {
 namespace {
 
 using nmsa::testing::expect_throw_containing;
+using nmsa::testing::OneWrongByteDevice;
 using nmsa::testing::seed_note;
 using nmsa::testing::test_seed;
 
@@ -148,35 +150,6 @@ TEST(CnnOnnxTest, PrunedCnnRunsSparseExceptTheFirstConvolution) {
   EXPECT_GE(rt.layer("conv2").device.tiles_sparse, 1u);
   EXPECT_GE(rt.layer("conv1").device.tiles_dense, 1u);
 }
-
-// A device that, after each run, flips the lowest bit of the first byte its first STORE wrote:
-// a single wrong result word, with every register and counter as the real run left them.
-class OneWrongByteDevice final : public Device {
- public:
-  explicit OneWrongByteDevice(std::unique_ptr<Device> inner) : inner_(std::move(inner)) {}
-  std::string name() const override { return "one-wrong-byte(" + inner_->name() + ")"; }
-  std::uint32_t read_reg(std::uint32_t offset) override { return inner_->read_reg(offset); }
-  void write_reg(std::uint32_t offset, std::uint32_t value) override {
-    inner_->write_reg(offset, value);
-  }
-  HostMemory& memory() override { return inner_->memory(); }
-  DeviceRun run(std::uint64_t address, std::uint32_t count, const ProgressFn& progress) override {
-    const DeviceRun r = inner_->run(address, count, progress);
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const std::vector<std::uint8_t> bytes =
-          memory().read_bytes(address + i * isa::COMMAND_BYTES, isa::COMMAND_BYTES);
-      const Command c = decode(bytes.data());
-      if (c.opcode != Opcode::STORE) continue;
-      const auto byte = memory().read_le<std::uint8_t>(c.host_address);
-      memory().write_le<std::uint8_t>(c.host_address, static_cast<std::uint8_t>(byte ^ 1u));
-      break;
-    }
-    return r;
-  }
-
- private:
-  std::unique_ptr<Device> inner_;
-};
 
 TEST(CnnOnnxTest, GoldenCheckPassesEveryGemmAndCatchesOneWrongByte) {
   const std::uint64_t seed = test_seed(43);

@@ -14,7 +14,8 @@
 //    and says why.
 // 5. The exporter refuses a malformed quantized model, naming the layer and the field.
 // 6. The three layers run as one command stream (RuntimeOptions::chain_layers): one START a run,
-//    the logits of the layers run alone, each layer's counters its share of the stream's.
+//    the logits of the layers run alone, each layer's counters its share of the stream's, and a
+//    wrong result byte caught by the golden check naming the layer.
 #include <gtest/gtest.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -27,7 +28,9 @@
 #include <tuple>
 #include <vector>
 
+#include "../common/expect_throw.hpp"
 #include "../common/seed.hpp"
+#include "../common/wrapped_devices.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/int8_mlp.hpp"
 #include "nmsa/mlp.hpp"
@@ -38,6 +41,7 @@
 namespace nmsa {
 namespace {
 
+using nmsa::testing::expect_throw_containing;
 using nmsa::testing::seed_note;
 using nmsa::testing::test_seed;
 
@@ -155,26 +159,6 @@ TEST(OnnxQdqTest, PlansRankedForAHostMemoryGiveTheSameLogits) {
   EXPECT_EQ(rt.layer("fc1").device.programs, 2u);
 }
 
-// The functional model, counting the STARTs it is given.
-class CountingDevice : public Device {
- public:
-  explicit CountingDevice(const std::string& config) : dev_(make_model_device(config)) {}
-  std::string name() const override { return dev_->name(); }
-  std::uint32_t read_reg(std::uint32_t offset) override { return dev_->read_reg(offset); }
-  void write_reg(std::uint32_t offset, std::uint32_t value) override {
-    dev_->write_reg(offset, value);
-  }
-  HostMemory& memory() override { return dev_->memory(); }
-  DeviceRun run(std::uint64_t address, std::uint32_t count, const ProgressFn& progress) override {
-    ++starts;
-    return dev_->run(address, count, progress);
-  }
-  int starts = 0;
-
- private:
-  std::unique_ptr<Device> dev_;
-};
-
 TEST(OnnxQdqTest, ConsecutiveLayersRunAsOneCommandStream) {
   const std::uint64_t seed = test_seed(46);
   SCOPED_TRACE(seed_note(seed));
@@ -185,7 +169,8 @@ TEST(OnnxQdqTest, ConsecutiveLayersRunAsOneCommandStream) {
   chained.check_golden = true;
   RuntimeOptions alone = chained;
   alone.chain_layers = false;
-  CountingDevice chain_dev(DEVICE_CONFIG), alone_dev(DEVICE_CONFIG);
+  testing::CountingDevice chain_dev(make_model_device(DEVICE_CONFIG));
+  testing::CountingDevice alone_dev(make_model_device(DEVICE_CONFIG));
   Runtime rc(parse_onnx_model(model, "qdq.onnx"), chain_dev, chained);
   Runtime ra(parse_onnx_model(model, "qdq.onnx"), alone_dev, alone);
 
@@ -225,6 +210,12 @@ TEST(OnnxQdqTest, ConsecutiveLayersRunAsOneCommandStream) {
   const Tensor empty = rc.run({{"input", to_tensor(MatrixF(0, SIZES.front()))}}).at("logits");
   EXPECT_EQ(empty.shape, (std::vector<std::int64_t>{0, SIZES.back()}));
   EXPECT_EQ(chain_dev.starts, 1);
+  // A wrong byte in the last layer's output is caught by the golden check, naming that layer.
+  testing::OneWrongByteDevice wrong(make_model_device(DEVICE_CONFIG),
+                                    testing::OneWrongByteDevice::Store::LAST);
+  Runtime caught(parse_onnx_model(model, "qdq.onnx"), wrong, chained);
+  expect_throw_containing([&] { caught.run({{"input", to_tensor(x)}}); },
+                          std::vector<std::string>{"fc3", "differs from the golden model at row"});
 }
 
 TEST(OnnxQdqTest, AQdqGemmTheDeviceCannotTakeRunsOnTheHostAndSaysWhy) {

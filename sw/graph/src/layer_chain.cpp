@@ -110,24 +110,29 @@ void run_layer_chain(const DeviceContext& dev, const Graph& graph,
 
   const CyclePrediction predicted = chain->predict_cycles(dev.memory.value_or(PerfModelParams{}));
   const std::vector<std::uint64_t> cycles = layer_cycles(*chain, predicted, r.cycles);
+  std::vector<MatrixI32> outputs;
+  for (std::size_t i = 0; i < nodes.size(); ++i) outputs.push_back(chain->program(i).read_output());
+  mem.clear();  // the chain's pages; the allocator moves on, so addresses never repeat
+
+  const std::vector<Command>& commands = chain->commands();
   StreamCounters counted_sum;  // the layers' shares and the barriers between them
-  MatrixI8 input = x;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const Node& node = graph.nodes[nodes[i]];
     const DeviceGemm& g = gemms.at(nodes[i]);
-    const MatrixI32 out = chain->program(i).read_output();
+    const MatrixI32& out = outputs[i];
     if (dev.check_golden) {
+      const MatrixI8 input = i == 0 ? x : MatrixI8(outputs[i - 1].cast<std::int8_t>());
       check_against_golden(dev, node, input, g.weights[0], g.qdq->epilogue,
                            qdq_relu_on_device(*g.qdq), out);
     }
     // The barrier before a layer is the chain's: its cycles are in the layer's share, its dense
     // one-beat tile in no layer's counters.
     const std::size_t barrier = chain->first_command(i);
+    if (i > 0) counted_sum += command_counters(dev.caps, commands[barrier]);
     const std::size_t from = barrier + (i > 0 ? 1 : 0);
     const std::size_t count = chain->first_command(i + 1) - from;
-    const StreamCounters c = stream_counters(dev.caps, chain->commands(), from, count);
+    const StreamCounters c = stream_counters(dev.caps, commands, from, count);
     counted_sum += c;
-    if (i > 0) counted_sum += command_counters(dev.caps, chain->commands()[barrier]);
     DeviceStats& s = reports[nodes[i]].device;
     ++s.programs;
     s.commands += count;
@@ -141,10 +146,8 @@ void run_layer_chain(const DeviceContext& dev, const Graph& graph,
     s.meta_bytes += c.meta_bytes;
     if (dev.check_golden) ++s.golden_checked;
     values.set(g.output, apply_fused_steps(graph, g, qdq_rows(*g.qdq, out)));
-    if (i + 1 < nodes.size()) input = out.cast<std::int8_t>();
   }
   check_counters(first, r, counted_sum);
-  mem.clear();  // the chain's pages; the allocator moves on, so addresses never repeat
 }
 
 }  // namespace nmsa::graph_detail
