@@ -761,9 +761,11 @@ int run_demo(const DemoOptions& opt) {
                         std::to_string(data.train.images.rows()) +
                         " images; its accuracies are not the demo's.");
   }
-  rep.notes.push_back("Latency is the sum of the device cycles of a batch's layer programs "
-                      "(START to done each); host time between them is not counted. Host "
-                      "memory: 16 B/cycle, 100-cycle read latency, 2% random read gaps.");
+  rep.notes.push_back("Latency is a batch's device time: the MLP's three layers run as one "
+                      "command stream, START to done; the CNN's device runs (conv1, conv2, then "
+                      "fc1 and fc2 as one stream) are summed. Host layers (the input quantizer, "
+                      "im2col, the pools) are host time and not counted. Host memory: 16 B/cycle, "
+                      "100-cycle read latency, 2% random read gaps.");
 
   // Tags.
   const std::string src = NMSA_SOURCE_DIR;

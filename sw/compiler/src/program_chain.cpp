@@ -116,7 +116,7 @@ std::vector<std::uint64_t> ProgramChain::layer_cycles(const CyclePrediction& pre
     stores += static_cast<std::size_t>(std::count_if(
         cmds.begin(), cmds.end(), [](const Command& c) { return c.opcode == Opcode::STORE; }));
     const bool last = i + 1 == programs_.size();
-    if (!last && stores > prediction.store_ends.size()) {
+    if (!last && (stores == 0 || stores > prediction.store_ends.size())) {
       throw std::invalid_argument("ProgramChain::layer_cycles: the prediction has " +
                                   std::to_string(prediction.store_ends.size()) +
                                   " STOREs, the chain more");
