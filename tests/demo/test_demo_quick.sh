@@ -183,12 +183,13 @@ PY
 # set the demo wrote reproduces the report's deployed INT8 accuracy exactly (the same logits, bit
 # for bit, on the RTL), each layer one device GEMM, every one equal to the golden model, the three
 # layers one command stream; run with every layer its own program (--no-chain), the same.
-nmsa_run_model() {
+nmsa_run_model() {  # log name, then extra options
+  local log="$1"
+  shift
   "$nmsa" run "$work/report/model.onnx" --input "$work/report/test_set/images.npy" \
-    --labels "$work/report/test_set/labels.npy" --backend rtl --config small --check-golden \
-    > "$work/run.log" 2>&1
+    --labels "$work/report/test_set/labels.npy" --config small "$@" > "$work/$log" 2>&1
 }
-check "nmsa run model.onnx exits 0" nmsa_run_model
+check "nmsa run model.onnx exits 0" nmsa_run_model run.log --backend rtl --check-golden
 check "nmsa run model.onnx gives the report's accuracy" python3 - "$work/run.log" \
   "$work/report/report.json" <<'PY'
 import json, re, sys
@@ -214,12 +215,8 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 
-nmsa_run_unchained() {
-  "$nmsa" run "$work/report/model.onnx" --input "$work/report/test_set/images.npy" \
-    --labels "$work/report/test_set/labels.npy" --backend model --config small --no-chain \
-    > "$work/run_unchained.log" 2>&1
-}
-check "nmsa run model.onnx --no-chain exits 0" nmsa_run_unchained
+check "nmsa run model.onnx --no-chain exits 0" nmsa_run_model run_unchained.log --backend model \
+  --no-chain
 check "nmsa run model.onnx --no-chain: the same accuracy, no stream" python3 - "$work/run.log" \
   "$work/run_unchained.log" <<'PY'
 import re, sys

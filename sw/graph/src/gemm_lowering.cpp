@@ -10,7 +10,7 @@
 #include "nmsa/epilogue.hpp"
 #include "nmsa/golden.hpp"
 #include "nmsa/quant.hpp"
-#include "nmsa/regs.hpp"
+#include "nmsa/stream_counters.hpp"
 #include "runtime_values.hpp"
 
 namespace nmsa::graph_detail {
@@ -102,6 +102,16 @@ std::string prepare_integer_weights(DeviceGemm& g, const Node& node, const Tenso
   return {};
 }
 
+void add_counters(DeviceStats& stats, const StreamCounters& c) {
+  stats.compute_cycles += c.beats;
+  stats.tiles_sparse += c.tiles_sparse;
+  stats.tiles_dense += c.tiles_dense;
+  stats.macs += c.macs;
+  stats.dma_rd_bytes += c.dma_rd_bytes;
+  stats.dma_wr_bytes += c.dma_wr_bytes;
+  stats.meta_bytes += c.meta_bytes;
+}
+
 Tensor apply_fused_steps(const Graph& graph, const DeviceGemm& g, Tensor y) {
   for (const FusedStep& f : g.fused) {
     const Node& fn = graph.nodes[f.node];
@@ -178,7 +188,6 @@ MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, std::size_t ma
   }
   const DeviceRun r = dev.device.run(prog->command_address(), prog->command_count());
   if (!r.ok()) node_error(node, "device " + dev.device.name() + ": " + r.describe());
-  namespace rg = regs;
   ++stats.programs;
   stats.commands += prog->command_count();
   stats.cycles += r.cycles;
@@ -187,13 +196,7 @@ MatrixI32 device_gemm(const DeviceContext& dev, const Node& node, std::size_t ma
   if (r.cycles == 0) {
     stats.predicted_cycles += prog->predict_cycles(dev.memory.value_or(PerfModelParams{})).total;
   }
-  stats.compute_cycles += r.counter(rg::CYCLES_COMPUTE_LO_OFFSET);
-  stats.tiles_sparse += r.counter(rg::TILES_SPARSE_LO_OFFSET);
-  stats.tiles_dense += r.counter(rg::TILES_DENSE_LO_OFFSET);
-  stats.macs += r.counter(rg::MACS_LO_OFFSET);
-  stats.dma_rd_bytes += r.counter(rg::DMA_RD_BYTES_LO_OFFSET);
-  stats.dma_wr_bytes += r.counter(rg::DMA_WR_BYTES_LO_OFFSET);
-  stats.meta_bytes += r.counter(rg::META_BYTES_LO_OFFSET);
+  add_counters(stats, run_counters(r));
   MatrixI32 out = prog->read_output();
   mem.clear();  // the program's pages; the allocator moves on, so addresses never repeat
   if (dev.check_golden) {

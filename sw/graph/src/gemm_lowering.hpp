@@ -21,6 +21,7 @@
 #include "nmsa/gemm_program.hpp"
 #include "nmsa/onnx_model.hpp"
 #include "nmsa/runtime.hpp"
+#include "nmsa/stream_counters.hpp"
 #include "nmsa/types.hpp"
 #include "qdq_pattern.hpp"
 
@@ -85,6 +86,9 @@ struct DeviceContext {
   PlanCache& plans;
   bool check_golden;  // RuntimeOptions::check_golden
 };
+
+// Adds the device's work and traffic counters (stream_counters.hpp) to a layer's statistics.
+void add_counters(DeviceStats& stats, const StreamCounters& c);
 
 // y with the layer's fused Adds and Relus applied, in order.
 Tensor apply_fused_steps(const Graph& graph, const DeviceGemm& g, Tensor y);

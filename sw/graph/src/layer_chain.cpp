@@ -137,13 +137,7 @@ void run_layer_chain(const DeviceContext& dev, const Graph& graph,
     ++s.programs;
     s.commands += count;
     (r.cycles > 0 ? s.cycles : s.predicted_cycles) += cycles[i];
-    s.compute_cycles += c.beats;
-    s.tiles_sparse += c.tiles_sparse;
-    s.tiles_dense += c.tiles_dense;
-    s.macs += c.macs;
-    s.dma_rd_bytes += c.dma_rd_bytes;
-    s.dma_wr_bytes += c.dma_wr_bytes;
-    s.meta_bytes += c.meta_bytes;
+    add_counters(s, c);
     if (dev.check_golden) ++s.golden_checked;
     values.set(g.output, apply_fused_steps(graph, g, qdq_rows(*g.qdq, out)));
   }
