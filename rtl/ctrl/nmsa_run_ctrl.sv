@@ -121,27 +121,43 @@ module nmsa_run_ctrl #(
   logic              stuck_q;
   logic [StuckW-1:0] stuck_cycles_d, stuck_cycles_q;
   logic              deadlock;
-  logic [31:0]       oldest_waiting, oldest_waiting_q;
+  logic [32:0]       oldest_waiting;
+  logic [31:0]       oldest_waiting_q;
 
   assign stuck_cycles_d = !stuck_q ? '0 :
                           stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles) ? stuck_cycles_q
                                                                               : stuck_cycles_q + 1'b1;
   assign deadlock = stuck_cycles_q == StuckW'(nmsa_pkg::DeadlockCycles);
 
-  // The oldest command waiting in a queue names a deadlock. It is registered: the queues' heads
-  // sit across the die from here, and a deadlock is only declared after DeadlockCycles quiet
-  // cycles, during which the heads cannot change, so the registered value is the current one.
-  always_comb begin
-    oldest_waiting = '1;
+  // The oldest command waiting in a queue names a deadlock. The queues' heads sit across the die
+  // from here, so each head is registered first as a key, {not waiting, index}, that orders the
+  // empty queues last; the minimum of the three keys is then found by three compares side by side
+  // and registered. A deadlock is only declared after DeadlockCycles quiet cycles, during which
+  // the heads cannot change, so the value, two cycles old, is the current one.
+  logic [32:0] head_key_q [3];
+  logic        head0_first, head1_first, head0_before1, head0_before2, head1_before2;
+
+  always_ff @(posedge clk_i) begin
     for (int unsigned q = 0; q < 3; q++) begin
-      if (waiting_i[q] && waiting_index_i[q*32 +: 32] < oldest_waiting) begin
-        oldest_waiting = waiting_index_i[q*32 +: 32];
-      end
+      head_key_q[q] <= {!waiting_i[q], waiting_index_i[q*32 +: 32]};
     end
   end
 
+  assign head0_before1 = head_key_q[0] <= head_key_q[1];
+  assign head0_before2 = head_key_q[0] <= head_key_q[2];
+  assign head1_before2 = head_key_q[1] <= head_key_q[2];
+  assign head0_first   = head0_before1 && head0_before2;
+  assign head1_first   = !head0_before1 && head1_before2;
+
+  always_comb begin
+    if (head0_first)      oldest_waiting = head_key_q[0];
+    else if (head1_first) oldest_waiting = head_key_q[1];
+    else                  oldest_waiting = head_key_q[2];
+    if (oldest_waiting[32]) oldest_waiting = '1;  // no queue waits
+  end
+
   always_ff @(posedge clk_i) begin
-    oldest_waiting_q <= oldest_waiting;
+    oldest_waiting_q <= oldest_waiting[31:0];
   end
 
   // ---------------------------------------------------------------------------------------------
