@@ -13,7 +13,10 @@
 //
 // Timing: everything offered comes from registers; whether the burst stops at the boundary and
 // whether it ends the row are registers too, computed with the state they describe, and the
-// candidates of the next state are computed in parallel, so taking a burst only selects.
+// candidates of the next state are computed in parallel, so taking a burst only selects. The flags
+// are compares side by side, never a compare against a selected or computed bound: "beats <=
+// min(a, b)" is "beats <= a && beats <= b", and "near the boundary" is a compare of the address's
+// beat within its page.
 `default_nettype none
 
 module nmsa_burst_gen #(
@@ -76,6 +79,16 @@ module nmsa_burst_gen #(
     beats_to_4k = (13'd4096 - {1'b0, low & ~BeatMask[11:0]}) >> BeatOff;
   endfunction
 
+  // beats_to_4k(low) <= MaxBurstBeats, from the address's beat within its page.
+  function automatic logic near_4k(logic [11:0] low);
+    near_4k = (32'(low) >> BeatOff) + MaxBurstBeats >= PageBeats;
+  endfunction
+
+  // beats <= beats_to_4k(low): the beats from the address's beat stay within its page.
+  function automatic logic fits_page(logic [LenW-1:0] beats, logic [11:0] low);
+    fits_page = 32'(beats) + (32'(low) >> BeatOff) <= PageBeats;
+  endfunction
+
   assign req_ready_o   = ~active_q;
   assign req_hs        = req_valid_i & req_ready_o;
   assign req_narrow    = Narrow && req_row_bytes_i < LenW'(BeatBytes);
@@ -111,11 +124,11 @@ module nmsa_burst_gen #(
   // The flags at the next row's start; after a burst to the boundary (a fresh page follows);
   // after MaxBurstBeats short of it.
   assign next_boundary    = CmpW'(next_to4k_q) <= CmpW'(MaxBurstBeats);
-  assign next_row_end     = CmpW'(row_beats_q) <= (next_boundary ? CmpW'(next_to4k_q)
-                                                                 : CmpW'(MaxBurstBeats));
+  assign next_row_end     = CmpW'(row_beats_q) <= CmpW'(next_to4k_q) &&
+                            CmpW'(row_beats_q) <= CmpW'(MaxBurstBeats);
   assign mid_boundary     = CmpW'(to4k_q) <= CmpW'(2 * MaxBurstBeats);
-  assign mid_row_end      = CmpW'(beats_left_q) <= (mid_boundary ? CmpW'(to4k_q)
-                                                                 : CmpW'(2 * MaxBurstBeats));
+  assign mid_row_end      = CmpW'(beats_left_q) <= CmpW'(to4k_q) &&
+                            CmpW'(beats_left_q) <= CmpW'(2 * MaxBurstBeats);
   assign mid_row_end_page = CmpW'(beats_left_q) <= CmpW'(to4k_q) + CmpW'(FirstCap);
 
   always_comb begin
@@ -148,9 +161,9 @@ module nmsa_burst_gen #(
       last_row_d   = req_rows_i == LenW'(1);
       to4k_d       = beats_to_4k(req_addr_i[11:0]);
       next_to4k_d  = beats_to_4k(req_next_row[11:0]);
-      boundary_d   = CmpW'(to4k_d) <= CmpW'(MaxBurstBeats);
-      row_end_d    = CmpW'(req_row_beats) <= (boundary_d ? CmpW'(to4k_d)
-                                                         : CmpW'(MaxBurstBeats));
+      boundary_d   = near_4k(req_addr_i[11:0]);
+      row_end_d    = fits_page(req_row_beats, req_addr_i[11:0]) &&
+                     CmpW'(req_row_beats) <= CmpW'(MaxBurstBeats);
     end else if (burst_take_i) begin
       if (burst_last_o) begin
         active_d = 1'b0;
