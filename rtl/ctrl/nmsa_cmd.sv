@@ -97,7 +97,7 @@ module nmsa_cmd #(
   // ---------------------------------------------------------------------------------------------
   logic [63:0]     fetch_addr_d, fetch_addr_q;
   logic [31:0]     to_fetch_d, to_fetch_q;       // commands not yet requested
-  logic [31:0]     to_decode_d, to_decode_q;     // commands not yet dispatched
+  logic [31:0]     to_decode_d, to_decode_q;     // commands not yet dispatched, a cycle late
   logic [CntW-1:0] room_d, room_q;               // FIFO beats neither filled nor requested
   logic [CntW-1:0] inflight_d, inflight_q;       // beats requested, not yet received
   logic [CntW-1:0] fifo_count;
@@ -442,7 +442,9 @@ module nmsa_cmd #(
       raw_beats_d = '0;
       asm_index_d = asm_index_q + 1'b1;
     end
-    if (dispatch) begin
+    // A dispatch is counted a cycle later (disp_q), so the engines' ready reaches a flag here
+    // instead of the 32 counter bits.
+    if (disp_q) begin
       to_decode_d = to_decode_q - 1'b1;
     end
     if (start_i) begin
@@ -561,7 +563,8 @@ module nmsa_cmd #(
       chk_is_store_q   <= dec_cmd_q.opcode == nmsa_pkg::OpStore;
     end
     if (dispatch) last_index_q <= chk_cmd_q.index;
-    disp_last_q <= to_decode_q == 32'd1;
+    // to_decode_q has not yet counted the command dispatched last cycle (disp_q).
+    disp_last_q <= to_decode_q == (disp_q ? 32'd2 : 32'd1);
     disp_push_q <= {is_store && chk_cmd_q.push_prev, is_compute && chk_cmd_q.push_next,
                     is_compute && chk_cmd_q.push_prev, is_load && chk_cmd_q.push_next};
     disp_pop_q  <= {is_compute && chk_cmd_q.pop_next, is_store && chk_cmd_q.pop_prev,
