@@ -9,9 +9,13 @@
 // EpiLanes groups in consecutive cycles, with the epilogue parameters of each group read from the
 // epilogue scratchpad just in time (the scratchpad holds them as Groups sub-entries per entry,
 // docs/isa.md). A row's journey, from its accumulator read in cycle t:
-//   t+g        parameters of group g read (the row stays at the accumulator port meanwhile)
-//   t+1+g      group g's operands registered
-//   t+2+g      group g enters the epilogue; its results L = nmsa_pkg::EpiLatency cycles later
+//   t+g        parameters of group g read
+//   t+1        the row, at the accumulator port's output, registered whole (row_data_q): the
+//              accumulator's block RAMs spread across the die, so their output drives only a
+//              register; the row stays there until a cycle after the next row read
+//   t+1+g      group g's parameters registered
+//   t+2+g      group g, selected from row_data_q, enters the epilogue; its results L =
+//              nmsa_pkg::EpiLatency cycles later
 //   t+2+Groups+L  the finished row is written into the FIFO; its beats go out from t+3+Groups+L
 // Rows are read every Groups cycles as long as the FIFO has room for every row in flight
 // (RowSlots credits), so a row never waits inside the pipeline.
@@ -124,16 +128,18 @@ module nmsa_store #(
   assign acc_rd_addr_o = acc_row_q;
 
   // ---------------------------------------------------------------------------------------------
-  // Groups: group g's parameters are read g cycles after its row (the row stays at the
-  // accumulator port's output until the next row read), then both are registered as the
-  // epilogue's operands.
+  // Groups: group g's parameters are read g cycles after its row and registered as an operand of
+  // the epilogue; the row is registered whole a cycle after its read (row_data_q), and group g's
+  // accumulators are selected from that register as the epilogue takes them.
   // ---------------------------------------------------------------------------------------------
   logic                     grp_active_q;     // reading the parameters of group grp_q > 0
   logic [GroupW-1:0]        grp_q;
   logic                     sel_valid_q;      // parameters of group sel_grp_q arrive now
   logic [GroupW-1:0]        sel_grp_q, epi_grp;
   logic                     opnd_valid_q;
-  logic [EpiLanes*AccW-1:0] opnd_acc_q, group_acc;
+  logic [GroupW-1:0]        opnd_grp_q;       // the group the epilogue takes now
+  logic [Cols*AccW-1:0]     row_data_q;
+  logic [EpiLanes*AccW-1:0] group_acc;
   logic [ParamW-1:0]        opnd_params_q;
 
   assign epi_grp       = read ? '0 : grp_q;
@@ -141,9 +147,9 @@ module nmsa_store #(
   assign epi_rd_addr_o = EpiAW'(cmd_q.size) * EpiAW'(Groups) + EpiAW'(epi_grp);
 
   if (Groups > 1) begin : g_group_mux
-    assign group_acc = acc_rd_data_i[sel_grp_q * EpiLanes * AccW +: EpiLanes * AccW];
+    assign group_acc = row_data_q[opnd_grp_q * EpiLanes * AccW +: EpiLanes * AccW];
   end else begin : g_one_group
-    assign group_acc = acc_rd_data_i;
+    assign group_acc = row_data_q;
   end
 
   logic                     epi_valid;
@@ -156,7 +162,7 @@ module nmsa_store #(
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
     .in_valid_i  (opnd_valid_q),
-    .in_acc_i    (opnd_acc_q),
+    .in_acc_i    (group_acc),
     .in_params_i (opnd_params_q),
     .in_relu_i   (cmd_q.flag_a),
     .in_int32_i  (cmd_q.flag_b),
@@ -305,8 +311,9 @@ module nmsa_store #(
     if (accept) cmd_q <= cmd_i;
     if (read) acc_row_q <= acc_row_q + 1'b1;
     if (accept) acc_row_q <= cmd_i.addr[AccAW-1:0];
+    row_data_q    <= acc_rd_data_i;
     sel_grp_q     <= epi_grp;
-    opnd_acc_q    <= group_acc;
+    opnd_grp_q    <= sel_grp_q;
     opnd_params_q <= epi_rd_data_i;
   end
 
@@ -345,9 +352,10 @@ module nmsa_store #(
   end
 `endif
 
-  // The row FIFO never fills (credits); a STORE uses only some fields of its command.
+  // The row FIFO never fills (credits); one group needs no select; a STORE uses only some fields
+  // of its command.
   logic unused;
-  assign unused = ^{fifo_count, fifo_in_ready, sel_grp_q, cmd_q.opcode, cmd_q.pop_prev,
+  assign unused = ^{fifo_count, fifo_in_ready, opnd_grp_q, cmd_q.opcode, cmd_q.pop_prev,
                     cmd_q.pop_next, cmd_q.push_next, cmd_q.target, cmd_q.part, cmd_q.addr};
 
 endmodule
