@@ -131,6 +131,21 @@ CLI::App* add_run(CLI::App& app, RunArgs& a) {
                   "reproduces a run made in such batches, e.g. the demo's CNN; default: all rows "
                   "at once)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  cmd->add_option("--rows", a.rows,
+                  "FIRST:END: run input rows FIRST..END-1 only (--labels still holds every row), "
+                  "e.g. the part of the test set one of the demo's devices ran")
+      ->check(non_empty());
+  cmd->add_option("--host-memory", a.host_memory,
+                  "fast: the backend's own memory (default; rtl: every burst answered after a "
+                  "cycle); demo: the demo's host memory (16 bytes per cycle, 100 cycles of read "
+                  "latency, 2% random read gaps on rtl; docs/demo.md), also told to the compiler, "
+                  "so that the cycles are the report's")
+      ->check(CLI::IsMember({"fast", "demo"}));
+  a.memory_seed_option =
+      cmd->add_option("--memory-seed", a.memory_seed,
+                      "seed of the rtl backend's memory model, which draws the random read gaps "
+                      "of --host-memory demo (default 1)")
+          ->check(nmsa::cli::integer_in(0, 1LL << 62));
   add_device_options(cmd, a.device);
   return cmd;
 }

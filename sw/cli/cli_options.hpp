@@ -56,6 +56,10 @@ struct RunArgs {
   bool check_golden = false;  // every device GEMM against the golden model
   bool no_chain = false;      // every device layer its own program (RuntimeOptions::chain_layers)
   std::int64_t batch = 0;     // rows per run (0: all at once)
+  std::string rows;           // FIRST:END, the input rows to run (empty: all)
+  std::string host_memory = "fast";  // fast or demo (nmsa/tb/host_memory.hpp)
+  std::uint64_t memory_seed = 1;     // the rtl backend's memory model
+  CLI::Option* memory_seed_option = nullptr;
   DeviceArgs device;
 };
 

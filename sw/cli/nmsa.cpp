@@ -35,6 +35,7 @@
 #include "nmsa/sparse_format.hpp"
 #include "nmsa/tensor_npy.hpp"
 #include "nmsa/triage.hpp"
+#include "nmsa/tb/host_memory.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 #include "nmsa/uart_device.hpp"
 
@@ -60,7 +61,10 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::unique_ptr<nmsa::Device> open_device(const DeviceArgs& a) {
+// `memory` and `memory_seed` configure the rtl backend's host memory model.
+std::unique_ptr<nmsa::Device> open_device(const DeviceArgs& a,
+                                          const nmsa::tb::AxiMemoryConfig& memory = {},
+                                          std::uint64_t memory_seed = 1) {
   if (a.backend.rfind("uart:", 0) == 0) {
     if (a.config_option->count() > 0) {
       throw UsageError("--config does not apply to --backend " + a.backend +
@@ -70,7 +74,7 @@ std::unique_ptr<nmsa::Device> open_device(const DeviceArgs& a) {
   }
   try {
     if (a.backend == "model") return nmsa::make_model_device(a.config);
-    if (a.backend == "rtl") return nmsa::tb::make_rtl_device(a.config);
+    if (a.backend == "rtl") return nmsa::tb::make_rtl_device(a.config, memory, memory_seed);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--config: ") + e.what());
   }
@@ -582,9 +586,25 @@ nmsa::Tensor rows_of(const nmsa::Tensor& t, std::int64_t first, std::int64_t cou
 // The graph run on `batch` rows of every input at a time, the outputs joined along their first
 // axis: what a server running batches of that size computes. Every input must have the same
 // number of rows, and every output one row per input row.
+// The device cycles of every layer so far: measured, or the cycle model's predictions on a
+// device without a clock (the functional model).
+struct DeviceCycles {
+  std::uint64_t measured = 0, predicted = 0;
+};
+
+DeviceCycles device_cycles(const nmsa::Runtime& runtime) {
+  DeviceCycles c;
+  for (const auto& layer : runtime.layers()) {
+    c.measured += layer.device.cycles;
+    c.predicted += layer.device.predicted_cycles;
+  }
+  return c;
+}
+
 std::map<std::string, nmsa::Tensor> run_in_batches(nmsa::Runtime& runtime,
                                                    const std::map<std::string, nmsa::Tensor>& inputs,
-                                                   std::int64_t batch) {
+                                                   std::int64_t batch,
+                                                   std::vector<DeviceCycles>& batch_cycles) {
   std::int64_t rows = -1;
   for (const auto& [name, t] : inputs) {
     if (t.rank() < 1 || (rows >= 0 && t.shape[0] != rows)) {
@@ -598,7 +618,11 @@ std::map<std::string, nmsa::Tensor> run_in_batches(nmsa::Runtime& runtime,
     const std::int64_t count = std::min(batch, rows - first);
     std::map<std::string, nmsa::Tensor> part;
     for (const auto& [name, t] : inputs) part.emplace(name, rows_of(t, first, count));
-    for (auto& [name, y] : runtime.run(part)) {
+    const DeviceCycles before = device_cycles(runtime);
+    std::map<std::string, nmsa::Tensor> outputs = runtime.run(part);
+    const DeviceCycles after = device_cycles(runtime);
+    batch_cycles.push_back({after.measured - before.measured, after.predicted - before.predicted});
+    for (auto& [name, y] : outputs) {
       if (y.rank() < 1 || y.shape[0] != count) {
         throw UsageError("--batch: the output '" + name + "' is " + y.describe() + " for " +
                          std::to_string(count) + " input rows, not one row per input row");
@@ -614,10 +638,31 @@ std::map<std::string, nmsa::Tensor> run_in_batches(nmsa::Runtime& runtime,
   return joined;
 }
 
+// --rows FIRST:END against an input of `rows` rows: {FIRST, END - FIRST}.
+std::pair<std::int64_t, std::int64_t> row_range(const std::string& spec, std::int64_t rows) {
+  const std::size_t colon = spec.find(':');
+  std::int64_t first = -1, end = -1;
+  try {
+    std::size_t used_first = 0, used_end = 0;
+    if (colon != std::string::npos) {
+      first = std::stoll(spec.substr(0, colon), &used_first);
+      end = std::stoll(spec.substr(colon + 1), &used_end);
+    }
+    if (used_first != colon || used_end != spec.size() - colon - 1) first = -1;
+  } catch (const std::exception&) {
+    first = -1;
+  }
+  if (first < 0 || end <= first || end > rows) {
+    throw UsageError("--rows " + spec + ": want FIRST:END with 0 <= FIRST < END <= " +
+                     std::to_string(rows) + " (the input's rows)");
+  }
+  return {first, end - first};
+}
+
 int cmd_run(const RunArgs& a) {
   nmsa::Graph graph = nmsa::load_onnx_model(a.model);
   if (graph.inputs.empty()) throw UsageError(a.model + " has no runtime input");
-  const std::map<std::string, nmsa::Tensor> inputs = read_inputs(graph, a.inputs);
+  std::map<std::string, nmsa::Tensor> inputs = read_inputs(graph, a.inputs);
   const std::map<std::string, std::string> files = output_files(graph, a.outputs);
   {
     std::vector<std::pair<std::string, std::string>> roles{{"the model", a.model},
@@ -648,13 +693,47 @@ int cmd_run(const RunArgs& a) {
     }
   }
 
-  auto dev = open_device(a.device);
+  std::int64_t first_row = 0;
+  if (!a.rows.empty()) {
+    if (first_input.rank() < 1) throw UsageError("--rows: the input is " + first_input.describe());
+    const std::int64_t all_rows = first_input.shape[0];
+    const auto [first, count] = row_range(a.rows, all_rows);
+    for (auto& [name, t] : inputs) {
+      if (t.rank() < 1 || t.shape[0] != all_rows) {
+        throw UsageError("--rows: every input needs the same first axis; '" + name + "' is " +
+                         t.describe());
+      }
+      t = rows_of(t, first, count);
+    }
+    first_row = first;
+  }
+
+  const bool rtl = a.device.backend == "rtl";
+  if (a.memory_seed_option->count() > 0 && !rtl) {
+    throw UsageError("--memory-seed applies to --backend rtl only (the memory model's seed)");
+  }
+  const bool demo_memory = a.host_memory == "demo";
+  if (demo_memory && a.device.backend.rfind("uart:", 0) == 0) {
+    throw UsageError("--host-memory demo does not apply to a board: it has its own memory");
+  }
+  nmsa::tb::AxiMemoryConfig memory;
+  if (demo_memory && rtl) {
+    try {
+      memory = nmsa::tb::demo_host_memory(nmsa::DeviceCaps::named(a.device.config));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--config: ") + e.what());
+    }
+  }
+  auto dev = open_device(a.device, memory, a.memory_seed);
   nmsa::RuntimeOptions options;
   options.allow_sparse = !a.dense;
   options.check_golden = a.check_golden;
   options.chain_layers = !a.no_chain;
+  if (demo_memory) options.memory = nmsa::tb::demo_host_memory_perf();
   nmsa::Runtime runtime(std::move(graph), *dev, options);
-  const auto outputs = a.batch > 0 ? run_in_batches(runtime, inputs, a.batch) : runtime.run(inputs);
+  std::vector<DeviceCycles> batch_cycles;
+  const auto outputs =
+      a.batch > 0 ? run_in_batches(runtime, inputs, a.batch, batch_cycles) : runtime.run(inputs);
 
   // The functional model has no clock: its cycles are the cycle model's predictions.
   const bool predicted = runtime.layers().end() !=
@@ -687,10 +766,16 @@ int cmd_run(const RunArgs& a) {
     std::printf("one command stream: %s\n", layer.stream.c_str());
     last_stream = layer.stream;
   }
-  std::uint64_t device_cycles = 0;
-  for (const auto& layer : runtime.layers()) device_cycles += layer_cycles(layer);
+  const DeviceCycles total = device_cycles(runtime);
   std::printf("device cycles%s: %llu\n", predicted ? " (predicted by the cycle model)" : "",
-              static_cast<unsigned long long>(device_cycles));
+              static_cast<unsigned long long>(predicted ? total.predicted : total.measured));
+  if (!batch_cycles.empty()) {
+    std::printf("batch device cycles:");
+    for (const DeviceCycles& c : batch_cycles) {
+      std::printf(" %llu", static_cast<unsigned long long>(predicted ? c.predicted : c.measured));
+    }
+    std::printf("\n");
+  }
   if (a.check_golden) {
     std::uint64_t programs = 0, checked = 0;
     for (const auto& layer : runtime.layers()) {
@@ -703,7 +788,7 @@ int cmd_run(const RunArgs& a) {
   }
   if (!a.labels.empty()) {
     const nmsa::Tensor& y = outputs.at(runtime.graph().outputs.at(0).name);
-    const std::int64_t rows = labels.size();
+    const std::int64_t rows = inputs.at(runtime.graph().inputs.at(0).name).shape[0];
     if (!y.is_float() || y.rank() != 2 || y.shape[0] != rows) {
       throw UsageError("--labels: the first output is " + y.describe() + ", not float [" +
                        std::to_string(rows) + " x classes]");
@@ -713,7 +798,7 @@ int cmd_run(const RunArgs& a) {
     for (std::int64_t r = 0; r < rows; ++r) {
       const auto row = y.floats.begin() + r * classes;
       const auto predicted = std::max_element(row, row + classes) - row;
-      correct += predicted == labels.data()[r] ? 1 : 0;
+      correct += predicted == labels.data()[first_row + r] ? 1 : 0;
     }
     std::printf("top-1 accuracy: %lld / %lld = %.4f\n", static_cast<long long>(correct),
                 static_cast<long long>(rows),

@@ -10,36 +10,6 @@
 
 namespace nmsa::demo {
 
-namespace {
-
-// The rest of the host memory (hardware.hpp). The read gaps stand for other masters on the
-// memory, so that batch latencies vary as they do on a real system.
-constexpr unsigned kMemReadLatency = 100;
-constexpr unsigned kMemWriteLatency = 16;
-constexpr double kMemReadGap = 0.02;
-
-}  // namespace
-
-tb::AxiMemoryConfig axi_memory(const DeviceCaps& caps) {
-  tb::AxiMemoryConfig m;
-  m.data_bytes = static_cast<unsigned>(caps.axi_bytes());
-  m.read_latency = kMemReadLatency;
-  m.write_latency = kMemWriteLatency;
-  m.bytes_per_cycle = kMemBytesPerCycle;
-  m.p_r_gap = kMemReadGap;
-  m.max_reads = 32;
-  m.max_writes = 32;
-  return m;
-}
-
-PerfModelParams perf_memory() {
-  PerfModelParams p;
-  p.dma_bytes_per_cycle = kMemBytesPerCycle;
-  p.dma_read_latency = static_cast<int>(kMemReadLatency);
-  p.dma_write_latency = static_cast<int>(kMemWriteLatency);
-  return p;
-}
-
 void set_clock_and_hardware_cost(DeploymentReport& rep, const std::string& config,
                                  double clock_mhz, const DeviceCaps& caps,
                                  const std::vector<int>& sizes, Eigen::Index batch,

@@ -1,8 +1,8 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// The hardware the demo's figures stand on: the host memory every device run sees (and the cycle
-// model is told about), and the clock and area that turn cycles into time and into the
-// equal-area comparison, from the place-and-route results (docs/fpga.md).
+// The hardware the demo's figures stand on, beside the host memory (nmsa/tb/host_memory.hpp):
+// the clock and area that turn cycles into time and into the equal-area comparison, from the
+// place-and-route results (docs/fpga.md).
 #pragma once
 
 #include <string>
@@ -11,16 +11,8 @@
 #include "nmsa/cycle_model.hpp"
 #include "nmsa/device.hpp"
 #include "nmsa/report.hpp"
-#include "nmsa/tb/axi.hpp"
 
 namespace nmsa::demo {
-
-// The host memory: 16 bytes per cycle shared by reads and writes, 100 cycles of read latency,
-// and 2% of the cycles in which a due read beat does not come.
-inline constexpr double kMemBytesPerCycle = 16.0;
-
-tb::AxiMemoryConfig axi_memory(const DeviceCaps& caps);
-PerfModelParams perf_memory();
 
 // The report's clock: the measured Fmax of `config` (docs/fpga.md), unless clock_mhz > 0 states
 // one; and, for `default` with a dense-only counterpart measured, what the N:M support costs at

@@ -33,6 +33,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -46,6 +47,7 @@
 #include "nmsa/onnx_export.hpp"
 #include "nmsa/regs.hpp"
 #include "nmsa/report.hpp"
+#include "nmsa/tb/host_memory.hpp"
 #include "nmsa/tb/rtl_device.hpp"
 #include "cnn_demo.hpp"
 #include "hardware.hpp"
@@ -160,7 +162,7 @@ std::string register_map_version(const std::string& config) {
 int run_demo(const DemoOptions& opt) {
   const DeviceCaps caps = DeviceCaps::named(opt.config);
   const NmPattern pattern = caps.pattern;
-  const PerfModelParams perf = perf_memory();
+  const PerfModelParams perf = tb::demo_host_memory_perf();
   std::printf("nmsa demo: Fashion-MNIST, %s on rtl:%s (%s), %d threads\n",
               pattern.name().c_str(), opt.config.c_str(), caps.describe().c_str(), opt.threads);
 
@@ -349,8 +351,9 @@ int run_demo(const DemoOptions& opt) {
   auto batches_in = [&](Eigen::Index rows_n) {
     return static_cast<long>((rows_n + batch - 1) / batch);
   };
+  std::string deployed_rtl_runs;
   {
-    const tb::AxiMemoryConfig axi = axi_memory(caps);
+    const tb::AxiMemoryConfig axi = tb::demo_host_memory(caps);
     tb::AxiMemoryConfig slow = axi;
     slow.bytes_per_cycle = opt.regressed_bytes_per_cycle;
     // A run split in two halves on a batch boundary, each on its own device, so that the cores
@@ -376,6 +379,15 @@ int run_demo(const DemoOptions& opt) {
       });
     };
     const Eigen::Index rest = x_dep.rows() - half;
+    // Where each deployed batch ran: `nmsa run --host-memory demo --memory-seed S --rows A:B`
+    // takes the same cycles (docs/demo.md).
+    for (const auto& [first, count, seed] :
+         {std::tuple{Eigen::Index{0}, half, opt.seed + 3}, std::tuple{half, rest, opt.seed + 4}}) {
+      if (count == 0) continue;
+      deployed_rtl_runs += (deployed_rtl_runs.empty() ? "" : ", ") + std::string("rows ") +
+                           std::to_string(first) + ":" + std::to_string(first + count) +
+                           " on memory seed " + std::to_string(seed);
+    }
     // Longest first, so that the cores finish together.
     rtl_job(parts[0], dense_eval.int8, x_dense, g_dense, 0, half, opt.seed + 1, axi);
     rtl_job(parts[1], dense_eval.int8, x_dense, g_dense, half, rest, opt.seed + 2, axi);
@@ -431,7 +443,7 @@ int run_demo(const DemoOptions& opt) {
   cnn_options.seed = opt.seed;
   // No random read gaps, and every burst the DMA issues taken at once: the memory the cycle
   // model assumes, so that its prediction is exact against the RTL.
-  tb::AxiMemoryConfig steady_memory = axi_memory(caps);
+  tb::AxiMemoryConfig steady_memory = tb::demo_host_memory(caps);
   steady_memory.p_r_gap = 0;
   steady_memory.max_reads = 64;
   steady_memory.max_writes = 64;
@@ -780,6 +792,7 @@ int run_demo(const DemoOptions& opt) {
       {"seed", std::to_string(opt.seed)},
       {"rtl seeds", std::to_string(opt.seed + 1) + ".." +
                         std::to_string(opt.seed + 9 + 2 * opt.contention_loads.size())},
+      {"deployed rtl runs", deployed_rtl_runs},
       {"dense recipe", dense_recipe.key()},
       {"fine-tune recipe", ft_recipe.key()},
       {"quality gate", std::to_string(opt.gate_epochs) + " epoch(s), threshold " +

@@ -228,6 +228,37 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 
+# With the demo's host memory and the memory seed of the device that ran each part of the test
+# set (the report's "deployed rtl runs"), nmsa run on the RTL takes the report's cycles, batch for
+# batch.
+check "nmsa run model.onnx --host-memory demo takes the report's cycles batch for batch" \
+  python3 - "$nmsa" "$work" <<'PY'
+import json, re, subprocess, sys
+nmsa, work = sys.argv[1:]
+r = json.load(open(work + "/report/report.json"))
+runs = re.findall(r"rows (\d+):(\d+) on memory seed (\d+)", r["tags"]["deployed rtl runs"])
+want = r["latency"]["deployed"]["batch_cycles"]
+got = []
+for first, end, seed in runs:
+    run = subprocess.run([nmsa, "run", work + "/report/model.onnx", "--input",
+                          work + "/report/test_set/images.npy", "--config", "small",
+                          "--backend", "rtl", "--host-memory", "demo", "--memory-seed", seed,
+                          "--rows", first + ":" + end,
+                          "--batch", str(r["latency"]["deployed"]["batch_size"])],
+                         capture_output=True, text=True)
+    m = re.search(r"batch device cycles:((?: \d+)+)", run.stdout)
+    if run.returncode != 0 or not m:
+        print("  nmsa run --rows %s:%s: exit %d, %s" % (first, end, run.returncode,
+                                                      (run.stdout + run.stderr)[-300:]))
+        sys.exit(1)
+    got += [int(c) for c in m.group(1).split()]
+# The report's latency leaves out a last, partial batch.
+ok = len(runs) > 0 and want and got[:len(want)] == want and len(got) - len(want) in (0, 1)
+if not ok:
+    print("  runs %s: nmsa run %s, report %s" % (runs, got, want))
+sys.exit(0 if ok else 1)
+PY
+
 # cnn.onnx is the pruned CNN in QDQ form, calibration included: nmsa run places it as the report
 # does and reproduces the report's CNN accuracy to the image, in one batch and in batches of 50
 # (static scales: a row's result does not depend on the rows run with it).
