@@ -776,7 +776,8 @@ int run_demo(const DemoOptions& opt) {
   rep.notes.push_back("Latency is a batch's device time: the MLP's three layers run as one "
                       "command stream, START to done; the CNN's device runs (conv1, conv2, then "
                       "fc1 and fc2 as one stream) are summed. Host layers (the input quantizer, "
-                      "im2col, the pools) are host time and not counted. Host memory: 16 B/cycle, "
+                      "the pools) are host time, not in it: the latency table's host column times "
+                      "them on the machine that ran the demo. Host memory: 16 B/cycle, "
                       "100-cycle read latency, 2% random read gaps.");
 
   // Tags.

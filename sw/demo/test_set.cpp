@@ -24,6 +24,17 @@ MatrixF golden_logits(const Int8Mlp& model, const MatrixF& x) {
                                   golden_forward(model, quantize_input(model, x)));
 }
 
+namespace {
+
+// Wall-clock seconds of every host layer so far.
+double host_seconds(const Runtime& runtime) {
+  double s = 0;
+  for (const LayerReport& l : runtime.layers()) s += l.host.seconds;
+  return s;
+}
+
+}  // namespace
+
 TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixF& x,
                         const MatrixF& golden, int batch_size, const PerfModelParams& memory,
                         std::atomic<long>* batches_done) {
@@ -46,6 +57,7 @@ TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixF& x,
     // The runtime's counters run over all batches: a batch is the difference.
     std::vector<DeviceStats> before;
     for (const Int8MlpLayer& l : model.layers) before.push_back(runtime.layer(l.name).device);
+    const double host_before = host_seconds(runtime);
     Tensor logits;
     try {
       const MatrixF rows = x.middleRows(start, n);
@@ -66,6 +78,7 @@ TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixF& x,
       out.layers[i] += d;
     }
     out.batch_cycles.push_back(cycles);
+    out.batch_host_us.push_back((host_seconds(runtime) - host_before) * 1e6);
     out.logits.middleRows(start, n) =
         Eigen::Map<const MatrixF>(logits.floats.data(), n, golden.cols());
     if (out.logits.middleRows(start, n) == golden.middleRows(start, n)) {
@@ -82,7 +95,11 @@ LatencySummary full_batch_latency(const std::string& label, const TestSetRun& ru
   l.label = label;
   l.batch_size = run.batch_size;
   l.batch_cycles = run.batch_cycles;
-  if (rows % run.batch_size != 0 && l.batch_cycles.size() > 1) l.batch_cycles.pop_back();
+  l.batch_host_us = run.batch_host_us;
+  if (rows % run.batch_size != 0 && l.batch_cycles.size() > 1) {
+    l.batch_cycles.pop_back();
+    if (!l.batch_host_us.empty()) l.batch_host_us.pop_back();
+  }
   compute_percentiles(l);
   return l;
 }
@@ -112,6 +129,8 @@ TestSetRun concatenate(const std::vector<TestSetRun>& parts) {
                                   " does not continue the run");
     }
     out.batch_cycles.insert(out.batch_cycles.end(), p.batch_cycles.begin(), p.batch_cycles.end());
+    out.batch_host_us.insert(out.batch_host_us.end(), p.batch_host_us.begin(),
+                             p.batch_host_us.end());
     for (std::size_t l = 0; l < p.layers.size(); ++l) out.layers[l] += p.layers[l];
     out.logits.middleRows(at, p.logits.rows()) = p.logits;
     at += p.logits.rows();

@@ -25,6 +25,7 @@ struct TestSetRun {
   std::string device;                      // Device::name()
   int batch_size = 0;
   std::vector<std::uint64_t> batch_cycles;  // device cycles of every batch (0 on the model)
+  std::vector<double> batch_host_us;        // wall-clock us of every batch's host layers
   std::vector<DeviceStats> layers;          // per layer of the model, summed over the batches
   MatrixF logits;                           // every test row
   std::uint64_t batches_matching_golden = 0;

@@ -109,6 +109,7 @@ expect run-labels-rows 2 'labels2x.npy: 2 labels for float\[1x3\]' -- run "$soft
 expect run-rows        0 'top-1 accuracy: 1 / 1 = 1.0000' -- run "$softmax" --input "$tmp/x13.npy" --labels "$tmp/label2.npy" --backend model --rows 0:1
 expect run-rows-range  2 '--rows 0:2: want FIRST:END with 0 <= FIRST < END <= 1' -- run "$softmax" --input "$tmp/x13.npy" --backend model --rows 0:2
 expect run-rows-syntax 2 '--rows 1: want FIRST:END' -- run "$softmax" --input "$tmp/x13.npy" --backend model --rows 1
+expect run-host-time   0 'host layers: [1-9][0-9]* runs, [0-9.]+ ms wall clock on this machine' -- run "$softmax" --input "$tmp/x13.npy" --backend model
 expect run-batch-cycles 0 'batch device cycles: 0$' -- run "$softmax" --input "$tmp/x13.npy" --backend model --batch 1
 expect run-seed-model  2 '--memory-seed applies to --backend rtl only' -- run "$softmax" --input "$tmp/x13.npy" --backend model --memory-seed 3
 expect run-host-memory 2 '--host-memory: slow not in \{fast,demo\}' -- run "$softmax" --input "$tmp/x13.npy" --backend model --host-memory slow

@@ -259,6 +259,18 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 
+# The host layers are timed beside the device cycles, batch by batch.
+check "the report times the host layers of every deployed batch" python3 - \
+  "$work/report/report.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["latency"]["deployed"]
+ok = len(d["batch_host_us"]) == len(d["batch_cycles"]) > 0 and d["host_us_p50"] > 0
+if not ok:
+    print("  host times %s, p50 %s, batches %d" % (d["batch_host_us"], d["host_us_p50"],
+                                                   len(d["batch_cycles"])))
+sys.exit(0 if ok else 1)
+PY
+
 # cnn.onnx is the pruned CNN in QDQ form, calibration included: nmsa run places it as the report
 # does and reproduces the report's CNN accuracy to the image, in one batch and in batches of 50
 # (static scales: a row's result does not depend on the rows run with it).

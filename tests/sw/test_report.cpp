@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -134,6 +135,31 @@ TEST(ReportTest, ComputePercentilesAndTotal) {
   compute_percentiles(empty);
   EXPECT_EQ(empty.p99, 0u);
   EXPECT_EQ(empty.total_cycles(), 0u);
+}
+
+TEST(ReportTest, HostTimeIsTheMedianOfTheBatches) {
+  LatencySummary l;
+  EXPECT_EQ(l.host_us_p50(), 0.0);  // not measured
+  l.batch_host_us = {5, 1, 3};
+  EXPECT_EQ(l.host_us_p50(), 3.0);
+  l.batch_host_us = {4, 1, 3, 2};
+  EXPECT_EQ(l.host_us_p50(), 2.0);  // nearest rank, as the cycle percentiles
+}
+
+TEST(ReportTest, HostTimeStandsBesideTheDeviceLatency) {
+  const DeploymentReport r = make_sample_report();
+  const auto j = nlohmann::json::parse(report_json(r));
+  const auto& deployed = j["latency"]["deployed"];
+  EXPECT_EQ(deployed["batch_host_us"].size(), r.deployed_latency.batch_cycles.size());
+  EXPECT_DOUBLE_EQ(deployed["host_us_p50"].get<double>(), r.deployed_latency.host_us_p50());
+  EXPECT_TRUE(j["latency"]["dense"]["host_us_p50"].is_null());  // not measured
+  const std::string md = report_markdown(r);
+  EXPECT_NE(md.find("| host p50 |"), std::string::npos);
+  char deployed_host[32];
+  std::snprintf(deployed_host, sizeof deployed_host, "| %.0f \xC2\xB5s |",
+                r.deployed_latency.host_us_p50());
+  EXPECT_NE(md.find(deployed_host), std::string::npos) << deployed_host;
+  EXPECT_NE(md.find("host p50\" is the median wall-clock time"), std::string::npos);
 }
 
 // --- report.json ---------------------------------------------------------------------------------

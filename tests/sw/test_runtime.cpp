@@ -227,6 +227,17 @@ TEST(Runtime, UnsupportedOperatorsRunOnTheHostAndAreCounted) {
     for (std::int64_t j = 0; j < n; ++j) sum += at(p, i * n + j);
     EXPECT_NEAR(sum, 1.0, 1e-5) << "row " << i;
   }
+  // Host layers are timed on the host, run by run; the device layer has no host time of its own.
+  rt.run({{"x", x}});
+  double host_seconds = 0;
+  for (const char* name : {"flat", "softmax", "late_relu", "reshape"}) {
+    EXPECT_EQ(rt.layer(name).host.runs, 2u) << name;
+    EXPECT_GE(rt.layer(name).host.seconds, 0.0) << name;
+    host_seconds += rt.layer(name).host.seconds;
+  }
+  EXPECT_GT(host_seconds, 0.0);
+  EXPECT_EQ(rt.layer("mm").host.runs, 0u);
+  EXPECT_EQ(rt.layer("mm").host.seconds, 0.0);
 }
 
 TEST(Runtime, ConstantNodeWeightsAndFrozenInputsAreConstants) {

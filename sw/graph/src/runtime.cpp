@@ -6,6 +6,7 @@
 #include "nmsa/runtime.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -125,7 +126,12 @@ std::map<std::string, Tensor> Runtime::run(const std::map<std::string, Tensor>& 
       case NodeRole::SHAPE:
       case NodeRole::HOST:
         if (!n.outputs.empty()) {
+          const auto start = std::chrono::steady_clock::now();
           std::vector<Tensor> outs = run_host_outputs(n, values, graph_.opset);
+          HostStats& host = layers_[i].host;
+          ++host.runs;
+          host.seconds +=
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           for (std::size_t o = 0; o < outs.size() && o < n.outputs.size(); ++o) {
             values.set(n.outputs[o], std::move(outs[o]));
           }

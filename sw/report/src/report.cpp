@@ -23,6 +23,15 @@ std::uint64_t LatencySummary::total_cycles() const {
   return total;
 }
 
+double LatencySummary::host_us_p50() const {
+  if (batch_host_us.empty()) return 0;
+  std::vector<double> v = batch_host_us;
+  // Nearest rank, as the cycle percentiles.
+  const std::size_t rank = (v.size() + 1) / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank - 1), v.end());
+  return v[rank - 1];
+}
+
 std::uint64_t percentile_cycles(std::vector<std::uint64_t> values, double p) {
   if (!(p > 0.0 && p <= 100.0)) {
     throw std::invalid_argument("percentile_cycles: p = " + std::to_string(p) +

@@ -365,9 +365,9 @@ void contention(const DeploymentReport& r, const Derived& d, Section& s) {
 Section latency(const DeploymentReport& r, const Derived& d) {
   Section s{"latency", "Latency", {}, false, ""};
   Table t{{"run", "batch", "batches", "p50 cycles", "p95 cycles", "p99 cycles", "p50", "p95",
-           "p99", "total cycles"},
+           "p99", "total cycles", "host p50"},
           {},
-          "lrrrrrrrrr",
+          "lrrrrrrrrrr",
           false,
           false};
   for (const LatencySummary* l : latency_runs(d)) {
@@ -376,14 +376,21 @@ Section latency(const DeploymentReport& r, const Derived& d) {
                       std::to_string(l->batch_size), std::to_string(l->batch_cycles.size()),
                       grouped(l->p50), grouped(l->p95), grouped(l->p99), microseconds(r, l->p50),
                       microseconds(r, l->p95), microseconds(r, l->p99),
-                      grouped(l->total_cycles())});
+                      grouped(l->total_cycles()),
+                      l->batch_host_us.empty()
+                          ? std::string("n/a")
+                          : fixed(l->host_us_p50(), l->host_us_p50() < 10 ? 2 : 0) +
+                                " \xC2\xB5s"});  // U+00B5 micro sign
   }
   if (t.rows.empty()) return missing_section(s);
   s.blocks.push_back(paragraph(
       "Device cycles per batch (START to done of each device run of the batch, summed: "
-      "consecutive quantized layers run as one command stream; host layers are host time, not "
-      "device time), nearest-rank percentiles; microseconds at " +
-      (has_clock(r) ? clock_label(r) : std::string("an unstated clock (n/a)")) + "."));
+      "consecutive quantized layers run as one command stream), nearest-rank percentiles; "
+      "microseconds at " +
+      (has_clock(r) ? clock_label(r) : std::string("an unstated clock (n/a)")) +
+      ". Host layers are host time, not device time: \"host p50\" is the median wall-clock time "
+      "of a batch's host layers on the machine that ran the report (beside the device time, not "
+      "in it; a host figure, not the device's)."));
   s.blocks.push_back(table_block(std::move(t)));
   s.blocks.push_back(figure(latency_figure(r, d)));
   contention(r, d, s);

@@ -57,6 +57,9 @@ Json latency_json(const LatencySummary& l) {
   j["p99"] = cycles_if(known, l.p99);
   j["total_cycles"] = cycles_if(!l.batch_cycles.empty(), l.total_cycles());
   j["batch_cycles"] = l.batch_cycles;
+  // Host time: wall clock on the machine that ran the batches, beside the device cycles.
+  j["host_us_p50"] = l.batch_host_us.empty() ? Json(nullptr) : Json(l.host_us_p50());
+  j["batch_host_us"] = l.batch_host_us;
   return j;
 }
 

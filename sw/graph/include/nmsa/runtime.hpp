@@ -122,6 +122,14 @@ struct DeviceStats {
   DeviceStats operator-(const DeviceStats& earlier) const;
 };
 
+// What the host did for one host layer (placed on the host, or a shape op), summed over runs:
+// wall-clock time on the machine running the runtime, which no device figure includes. Host work
+// inside a device layer (a Conv's im2col, the logits' dequantization) is that layer's, not here.
+struct HostStats {
+  std::uint64_t runs = 0;
+  double seconds = 0;
+};
+
 struct LayerReport {
   std::size_t node = 0;  // index into Graph::nodes
   std::string name;
@@ -136,6 +144,7 @@ struct LayerReport {
   // (RuntimeOptions::chain_layers); empty when it runs alone.
   std::string stream;
   DeviceStats device;
+  HostStats host;
 };
 
 struct PlacementCounts {

@@ -89,11 +89,15 @@ struct LatencySummary {
   std::string label;  // "deployed", "all dense", "wider sparse"
   int batch_size = 0;
   std::vector<std::uint64_t> batch_cycles;  // in batch order
+  // Wall-clock microseconds of each batch's host layers on the machine that ran it (the input's
+  // quantizer, the pools): host time beside the device cycles, not in them. Empty: not measured.
+  std::vector<double> batch_host_us;
   // Nearest-rank percentiles of batch_cycles (see percentile_cycles).
   std::uint64_t p50 = 0;
   std::uint64_t p95 = 0;
   std::uint64_t p99 = 0;
   std::uint64_t total_cycles() const;
+  double host_us_p50() const;  // the median of batch_host_us; 0 when not measured
 };
 
 // The nearest-rank percentile: the smallest value such that at least p% of the values are at or
