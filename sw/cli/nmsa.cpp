@@ -583,9 +583,6 @@ nmsa::Tensor rows_of(const nmsa::Tensor& t, std::int64_t first, std::int64_t cou
   return out;
 }
 
-// The graph run on `batch` rows of every input at a time, the outputs joined along their first
-// axis: what a server running batches of that size computes. Every input must have the same
-// number of rows, and every output one row per input row.
 // The device cycles of every layer so far: measured, or the cycle model's predictions on a
 // device without a clock (the functional model).
 struct DeviceCycles {
@@ -601,6 +598,10 @@ DeviceCycles device_cycles(const nmsa::Runtime& runtime) {
   return c;
 }
 
+// The graph run on `batch` rows of every input at a time, the outputs joined along their first
+// axis: what a server running batches of that size computes. Every input must have the same
+// number of rows, and every output one row per input row. Each batch's device cycles go to
+// `batch_cycles`.
 std::map<std::string, nmsa::Tensor> run_in_batches(nmsa::Runtime& runtime,
                                                    const std::map<std::string, nmsa::Tensor>& inputs,
                                                    std::int64_t batch,
