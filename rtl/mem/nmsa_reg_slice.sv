@@ -6,7 +6,9 @@
 // and the slice takes one more before in_ready_o falls.
 //
 // Register A takes the input; when the output stalls, A's beat moves to register B, which is
-// always the older one and is offered first.
+// always the older one and is offered first. in_ready_o has a flip-flop of its own, loaded with
+// the value the two full flags will give, so that the placer can put it beside the producer it
+// feeds instead of beside the slice.
 `default_nettype none
 
 module nmsa_reg_slice #(
@@ -24,7 +26,8 @@ module nmsa_reg_slice #(
   output logic [Width-1:0] out_data_o
 );
 
-  logic             a_full_q, b_full_q;
+  logic             a_full_q, b_full_q, in_ready_q;
+  logic             a_full_d, b_full_d;
   logic [Width-1:0] a_data_q, b_data_q;
   logic             a_fill, a_drain, b_fill, b_drain;
 
@@ -35,22 +38,38 @@ module nmsa_reg_slice #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      a_full_q <= 1'b0;
-      b_full_q <= 1'b0;
+      a_full_q   <= 1'b0;
+      b_full_q   <= 1'b0;
+      in_ready_q <= 1'b1;
     end else begin
-      if (a_fill || a_drain) a_full_q <= a_fill;
-      if (b_fill || b_drain) b_full_q <= b_fill;
+      a_full_q   <= a_full_d;
+      b_full_q   <= b_full_d;
+      in_ready_q <= ~a_full_d | ~b_full_d;
     end
   end
+
+  assign a_full_d = (a_fill || a_drain) ? a_fill : a_full_q;
+  assign b_full_d = (b_fill || b_drain) ? b_fill : b_full_q;
 
   always_ff @(posedge clk_i) begin
     if (a_fill) a_data_q <= in_data_i;
     if (b_fill) b_data_q <= a_data_q;
   end
 
-  assign in_ready_o  = ~a_full_q | ~b_full_q;
+  assign in_ready_o  = in_ready_q;
   assign out_valid_o = a_full_q | b_full_q;
   assign out_data_o  = b_full_q ? b_data_q : a_data_q;
+
+`ifndef SYNTHESIS
+  // "if (rst_ni)" alone, with the rest nested: Yosys recognizes the asynchronous reset of a
+  // checking process only in that form.
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (rst_ni) begin
+      // The ready flop is the full flags' value.
+      assert (in_ready_q == (~a_full_q | ~b_full_q));
+    end
+  end
+`endif
 
 endmodule
 
