@@ -770,15 +770,10 @@ int cmd_run(const RunArgs& a) {
   const DeviceCycles total = device_cycles(runtime);
   std::printf("device cycles%s: %llu\n", predicted ? " (predicted by the cycle model)" : "",
               static_cast<unsigned long long>(predicted ? total.predicted : total.measured));
-  std::uint64_t host_runs = 0;
-  double host_seconds = 0;
-  for (const auto& layer : runtime.layers()) {
-    host_runs += layer.host.runs;
-    host_seconds += layer.host.seconds;
-  }
-  if (host_runs > 0) {
+  const nmsa::HostStats host = runtime.host_total();
+  if (host.runs > 0) {
     std::printf("host layers: %llu runs, %.3f ms wall clock on this machine (not device time)\n",
-                static_cast<unsigned long long>(host_runs), host_seconds * 1e3);
+                static_cast<unsigned long long>(host.runs), host.seconds * 1e3);
   }
   if (!batch_cycles.empty()) {
     std::printf("batch device cycles:");

@@ -24,17 +24,6 @@ MatrixF golden_logits(const Int8Mlp& model, const MatrixF& x) {
                                   golden_forward(model, quantize_input(model, x)));
 }
 
-namespace {
-
-// Wall-clock seconds of every host layer so far.
-double host_seconds(const Runtime& runtime) {
-  double s = 0;
-  for (const LayerReport& l : runtime.layers()) s += l.host.seconds;
-  return s;
-}
-
-}  // namespace
-
 TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixF& x,
                         const MatrixF& golden, int batch_size, const PerfModelParams& memory,
                         std::atomic<long>* batches_done) {
@@ -57,7 +46,7 @@ TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixF& x,
     // The runtime's counters run over all batches: a batch is the difference.
     std::vector<DeviceStats> before;
     for (const Int8MlpLayer& l : model.layers) before.push_back(runtime.layer(l.name).device);
-    const double host_before = host_seconds(runtime);
+    const double host_before = runtime.host_total().seconds;
     Tensor logits;
     try {
       const MatrixF rows = x.middleRows(start, n);
@@ -78,7 +67,7 @@ TestSetRun run_test_set(Device& device, const Int8Mlp& model, const MatrixF& x,
       out.layers[i] += d;
     }
     out.batch_cycles.push_back(cycles);
-    out.batch_host_us.push_back((host_seconds(runtime) - host_before) * 1e6);
+    out.batch_host_us.push_back((runtime.host_total().seconds - host_before) * 1e6);
     out.logits.middleRows(start, n) =
         Eigen::Map<const MatrixF>(logits.floats.data(), n, golden.cols());
     if (out.logits.middleRows(start, n) == golden.middleRows(start, n)) {

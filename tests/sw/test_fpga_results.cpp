@@ -65,6 +65,27 @@ TEST_F(FpgaResultsTest, ReadsAPlaceAndRouteResult) {
                              "Yosys 0.70", "abc123", "r.json"}) {
     EXPECT_NE(d.find(needle), std::string::npos) << needle << " not in: " << d;
   }
+  EXPECT_EQ(r.seeds_unrouted, 0);
+  EXPECT_EQ(d.find("unrouted"), std::string::npos) << d;
+}
+
+// A seed stopped by the flow's time limit is listed apart: the median is of the others, and the
+// description says so.
+TEST_F(FpgaResultsTest, NamesSeedsThatDidNotRoute) {
+  std::string text = kResult;
+  text.replace(text.find("\"fmax_mhz_best\""), 0,
+               R"("seeds_unrouted": [{"seed": 4, "stopped_after_s": 4500.0}], )");
+  write(dir_ / "r.json", text);
+  const FpgaResult r = read_fpga_result((dir_ / "r.json").string());
+  EXPECT_EQ(r.seeds, 3);
+  EXPECT_EQ(r.seeds_unrouted, 1);
+  EXPECT_NE(r.describe().find("3 seed(s) (1 more stopped unrouted)"), std::string::npos)
+      << r.describe();
+  const std::string unrouted = R"([{"seed": 4, "stopped_after_s": 4500.0}])";
+  text.replace(text.find(unrouted), unrouted.size(), "4");
+  write(dir_ / "bad.json", text);
+  expect_throw_containing([&] { read_fpga_result((dir_ / "bad.json").string()); },
+                          std::vector<std::string>{"bad.json", "wrong type"});
 }
 
 TEST_F(FpgaResultsTest, RejectsFilesThatAreNotResults) {

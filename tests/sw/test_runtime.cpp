@@ -238,6 +238,9 @@ TEST(Runtime, UnsupportedOperatorsRunOnTheHostAndAreCounted) {
   EXPECT_GT(host_seconds, 0.0);
   EXPECT_EQ(rt.layer("mm").host.runs, 0u);
   EXPECT_EQ(rt.layer("mm").host.seconds, 0.0);
+  // The runtime's total is the sum over its host layers: 4 of them, each run twice.
+  EXPECT_EQ(rt.host_total().runs, 8u);
+  EXPECT_NEAR(rt.host_total().seconds, host_seconds, 1e-12);
 }
 
 TEST(Runtime, ConstantNodeWeightsAndFrozenInputsAreConstants) {

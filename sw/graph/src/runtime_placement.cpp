@@ -613,6 +613,15 @@ bool Runtime::supports_operator(const std::string& op_type) {
          is_gemm_op(op_type);
 }
 
+HostStats Runtime::host_total() const {
+  HostStats total;
+  for (const LayerReport& l : layers_) {
+    total.runs += l.host.runs;
+    total.seconds += l.host.seconds;
+  }
+  return total;
+}
+
 PlacementCounts Runtime::counts() const {
   PlacementCounts c;
   for (std::size_t i = 0; i < layers_.size(); ++i) {

@@ -46,7 +46,10 @@ std::uint64_t FpgaResult::brams() const { return first_of(used, {"DP16KD", "ICES
 std::string FpgaResult::describe() const {
   char mhz[32];
   std::snprintf(mhz, sizeof mhz, "%.1f MHz", fmax_mhz_median);
-  return std::string(mhz) + ": median Fmax of " + std::to_string(seeds) + " seed(s), " + nextpnr +
+  const std::string unrouted =
+      seeds_unrouted > 0 ? " (" + std::to_string(seeds_unrouted) + " more stopped unrouted)" : "";
+  return std::string(mhz) + ": median Fmax of " + std::to_string(seeds) + " seed(s)" + unrouted +
+         ", " + nextpnr +
          " place and route of " + top + " (" + config + ") on " + device +
          (target == "ecp5" ? " (out of context)" : "") + ", " + yosys + ", revision " +
          git_revision + ", " + date + " (" + path + ")";
@@ -76,6 +79,9 @@ FpgaResult read_fpga_result(const std::string& path) {
     r.fmax_mhz_median = need("fmax_mhz_median").get<double>();
     r.fmax_mhz_best = need("fmax_mhz_best").get<double>();
     r.seeds = static_cast<int>(need("seeds").size());
+    if (j.contains("seeds_unrouted")) {
+      r.seeds_unrouted = static_cast<int>(j["seeds_unrouted"].get<nlohmann::json::array_t>().size());
+    }
     for (const auto& [kind, v] : need("utilization").items()) {
       r.used[kind] = v.at("used").get<std::uint64_t>();
       r.available[kind] = v.at("available").get<std::uint64_t>();

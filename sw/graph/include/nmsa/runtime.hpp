@@ -209,6 +209,9 @@ class Runtime {
   const std::vector<LayerReport>& layers() const { return layers_; }  // one per node, graph order
   const LayerReport& layer(const std::string& node_name) const;       // throws std::out_of_range
   PlacementCounts counts() const;
+  // Every host layer's runs and wall-clock seconds, summed over the layers (and over all runs so
+  // far: the difference of two calls is what happened between them).
+  HostStats host_total() const;
   // The supported-layer matrix of this model as a text table plus the counts.
   std::string describe() const;
 

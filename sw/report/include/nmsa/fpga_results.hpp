@@ -21,7 +21,8 @@ struct FpgaResult {
   std::string device;  // "LFE5U-85F-8BG381"
   double fmax_mhz_median = 0;
   double fmax_mhz_best = 0;
-  int seeds = 0;
+  int seeds = 0;           // seeds that routed: median and best are over these
+  int seeds_unrouted = 0;  // seeds stopped by the flow's time limit before routing finished
   std::map<std::string, std::uint64_t> used;       // resource kind -> cells used
   std::map<std::string, std::uint64_t> available;  // resource kind -> cells on the device
   std::string yosys, nextpnr, git_revision, date, rtl_hash;
@@ -29,7 +30,7 @@ struct FpgaResult {
   std::uint64_t luts() const;  // TRELLIS_COMB (ECP5) or ICESTORM_LC (iCE40)
   std::uint64_t dsps() const;  // MULT18X18D or ICESTORM_DSP
   std::uint64_t brams() const; // DP16KD or ICESTORM_RAM
-  // "124.9 MHz: median of 3 seeds, nextpnr-ecp5 ... on LFE5U-85F-8BG381 (out of context),
+  // "124.9 MHz: median Fmax of 3 seed(s) (1 more stopped unrouted), nextpnr-ecp5 ... on LFE5U-85F-8BG381 (out of context),
   // Yosys 0.70, revision abc, 2026-12-03 (syn/results/ecp5-default.json)"
   std::string describe() const;
 };
