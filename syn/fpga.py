@@ -689,13 +689,16 @@ def render_report(out_dir):
         dsps = used("MULT18X18D") if r["target"] == "ecp5" else used("ICESTORM_DSP")
         brams = used("DP16KD") if r["target"] == "ecp5" else used("ICESTORM_RAM")
         cp = r.get("critical_path") or {}
+        seeds = ",".join(str(x["seed"]) for x in r.get("seeds", [])) or "-"
+        if r.get("seeds_unrouted"):
+            seeds += " (" + ",".join(str(x["seed"]) for x in r["seeds_unrouted"]) + " unrouted)"
         rows.append([r["target"], r["config"], r["top"], r.get("device", "-"),
-                     fmt(r.get("fmax_mhz_median")), fmt(r.get("fmax_mhz_best")),
+                     fmt(r.get("fmax_mhz_median")), fmt(r.get("fmax_mhz_best")), seeds,
                      fmt(r.get("clock_constraint_mhz"), 0), luts, dsps, brams,
                      f"{cp.get('from', '-')} ({cp.get('from_rtl') or '?'}) → "
                      f"{cp.get('to', '-')} ({cp.get('to_rtl') or '?'})" if cp else "-",
                      r.get("yosys", "-").split(" (")[0], r.get("git_revision", "-")])
-    head = ["target", "config", "top", "device", "Fmax median (MHz)", "Fmax best (MHz)",
+    head = ["target", "config", "top", "device", "Fmax median (MHz)", "Fmax best (MHz)", "seeds",
             "constraint (MHz)", "LUT4", "DSP", "EBR/BRAM", "critical path", "synthesis", "revision"]
     md = ["# nmsa FPGA results", "",
           "Every figure comes from a run of `make synth` / `make pnr` (syn/fpga.py); out-of-context "

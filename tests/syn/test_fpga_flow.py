@@ -80,6 +80,16 @@ class BenchTest(unittest.TestCase):
         with open(os.path.join(self.tmp.name, "bench", "fpga.json")) as f:
             self.assertEqual(json.load(f), out)
 
+    def test_report_names_the_seeds_and_the_unrouted_ones(self):
+        r = result("default", "nmsa_top", 1, 100.0, 24000, 146, 107)
+        r["seeds"] = [{"seed": 1}, {"seed": 2}]
+        r["seeds_unrouted"] = [{"seed": 3, "stopped_after_s": 5400.0}]
+        self.write("fpga/ecp5-default.json", r)
+        md, _ = fpga.render_report(os.path.join(self.dir, "fpga"))
+        with open(os.path.join(fpga.ROOT, md)) as f:
+            row = [line for line in f if line.startswith("| ecp5 | default")][0]
+        self.assertIn("| 1,2 (3 unrouted) |", row)
+
     def test_memory_in_flip_flops_is_not_bram_mapped(self):
         self.write_all(top_problems=["memory nmsa_top.u_store_q.mem_q is mapped to flip-flops"])
         self.assertFalse(self.bench()["bram_mapped"])
