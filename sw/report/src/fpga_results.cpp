@@ -49,8 +49,7 @@ std::string FpgaResult::describe() const {
   const std::string unrouted =
       seeds_unrouted > 0 ? " (" + std::to_string(seeds_unrouted) + " more stopped unrouted)" : "";
   return std::string(mhz) + ": median Fmax of " + std::to_string(seeds) + " seed(s)" + unrouted +
-         ", " + nextpnr +
-         " place and route of " + top + " (" + config + ") on " + device +
+         ", " + nextpnr + " place and route of " + top + " (" + config + ") on " + device +
          (target == "ecp5" ? " (out of context)" : "") + ", " + yosys + ", revision " +
          git_revision + ", " + date + " (" + path + ")";
 }

@@ -30,8 +30,9 @@ struct FpgaResult {
   std::uint64_t luts() const;  // TRELLIS_COMB (ECP5) or ICESTORM_LC (iCE40)
   std::uint64_t dsps() const;  // MULT18X18D or ICESTORM_DSP
   std::uint64_t brams() const; // DP16KD or ICESTORM_RAM
-  // "124.9 MHz: median Fmax of 3 seed(s) (1 more stopped unrouted), nextpnr-ecp5 ... on LFE5U-85F-8BG381 (out of context),
-  // Yosys 0.70, revision abc, 2026-12-03 (syn/results/ecp5-default.json)"
+  // "124.9 MHz: median Fmax of 3 seed(s) (1 more stopped unrouted), nextpnr-ecp5 ... place and
+  // route of nmsa_top (default) on LFE5U-85F-8BG381 (out of context), Yosys 0.70, revision abc,
+  // 2026-12-03 (syn/results/ecp5-default.json)"; the parenthesis only when a seed was stopped.
   std::string describe() const;
 };
 
