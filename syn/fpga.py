@@ -281,9 +281,12 @@ def rtl_src(cells, name):
 
 
 def critical_path(report, cells):
-    """The worst path of a nextpnr report, named by its RTL signals: the start and end flops
-    (their net names, which technology mapping can garble, and the RTL block each comes from) and
-    the RTL lines its routing passes through."""
+    """The worst path of a nextpnr report: the start and end flops (their cell names, and the RTL
+    block each comes from) and the RTL lines its routing passes through. Yosys 0.70's mapping
+    names a flop's cell after nets around it and keeps neither the register's name nor any
+    attribute that would carry it (tried: renaming the flops after their wires, and an attribute
+    set on them, before synth_ecp5), so a cell name can spell another signal entirely: only
+    from_rtl and to_rtl are sure."""
     paths = report.get("critical_paths", [])
     if not paths:
         return None
@@ -364,13 +367,12 @@ def pnr_one(target, device, netlist, cells, freq, seed, base, ooc, bitstream, th
             errors = [l for l in open(os.path.join(ROOT, log)).read().splitlines() if "ERROR" in l]
             tail = "; ".join(errors[-3:])
         raise FlowError(f"nextpnr failed (seed {seed}): {tail or 'see ' + log}")
-    return seed_result(report, seed, round(seconds, 1), cells)
-
-
-def seed_result(report, seed, seconds, cells):
-    """A seed's entry of the result file, from its nextpnr report."""
     with open(os.path.join(ROOT, report)) as f:
-        rep = json.load(f)
+        return seed_result(json.load(f), seed, round(seconds, 1), cells)
+
+
+def seed_result(rep, seed, seconds, cells):
+    """A seed's entry of the result file, from its (parsed) nextpnr report."""
     fmax = min(c["achieved"] for c in rep["fmax"].values()) if rep.get("fmax") else None
     util = {k: {"used": v["used"], "available": v["available"]}
             for k, v in rep.get("utilization", {}).items() if v["used"] > 0}
@@ -481,8 +483,9 @@ def collect(args, out_dir):
         if not os.path.exists(os.path.join(ROOT, report)):
             raise FlowError(f"seed {seed} has no nextpnr report ({report}): it has not finished")
         with open(os.path.join(ROOT, report)) as f:
-            constraints |= {c["constraint"] for c in json.load(f).get("fmax", {}).values()}
-        runs.append(seed_result(report, seed, None, cells))
+            rep = json.load(f)
+        constraints |= {c["constraint"] for c in rep.get("fmax", {}).values()}
+        runs.append(seed_result(rep, seed, None, cells))
     if len(constraints) != 1:
         raise FlowError(f"the seeds' reports name clock constraints {sorted(constraints)}: "
                         "collect seeds of one run")
