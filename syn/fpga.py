@@ -11,6 +11,8 @@
     syn/fpga.py report [--dir build/fpga]
     syn/fpga.py bench  [--dir build/fpga] [--out build/bench/fpga.json]   (make fpga-bench)
     syn/fpga.py publish NAME...      copies build/fpga/NAME.json into syn/results (same RTL only)
+    syn/fpga.py restamp NAME...      carries syn/results/NAME.json over to RTL that synthesizes to
+                                     the same netlist (comments, line layout, other configurations)
 
 The module's parameters come from the configuration in rtl/configs.json (the keys that the module
 has as parameters). Results go to build/fpga/<target>-<config>[-<top>].json; `report` renders all
@@ -34,6 +36,7 @@ the seeds that routed, and the result file lists the others under seeds_unrouted
 import argparse
 import concurrent.futures
 import datetime
+import hashlib
 import html
 import json
 import os
@@ -216,6 +219,23 @@ def cell_counts(stat_text):
     return counts
 
 
+def netlist_digest(netlist):
+    """SHA-256 (16 hex digits) of a synthesized netlist file, leaving out where its cells and nets
+    come from in the RTL (the src, cell_src and module_src attributes). Two netlists with one
+    digest are the same cells, nets and names from the same Yosys (the file names its version),
+    so their place and route is the same run, however the RTL's lines moved."""
+    def without_src(node):
+        if isinstance(node, dict):
+            return {k: without_src(v) for k, v in node.items() if not k.endswith("src")}
+        if isinstance(node, list):
+            return [without_src(v) for v in node]
+        return node
+    with open(os.path.join(ROOT, netlist)) as f:
+        data = without_src(json.load(f))
+    text = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
 def synthesize(target, config_name, top, which, out_dir):
     files = rtl_files()
     measured_rtl = rtl_hash(config_name)  # before the (long) runs, in case the RTL changes
@@ -262,6 +282,7 @@ def synthesize(target, config_name, top, which, out_dir):
         "target": target, "config": config_name, "top": top, "parameters": params,
         "rtl_hash": measured_rtl, "git_revision": git_revision(),
         "yosys": version, "synth_seconds": round(seconds, 1),
+        "netlist_digest": netlist_digest(out_json),
         "cells": cell_counts(stat_text),
         "memories": [{"memory": m, "mapped_to": h} for m, h in memories],
         "synth_problems": problems,
@@ -539,6 +560,44 @@ def publish(out_dir, names):
         print(f"published {rel(path)}")
 
 
+def restamp(out_dir, names, results_dir=os.path.join("syn", "results")):
+    """Carries published results (syn/results/NAME.json) over to the current RTL where it
+    synthesizes to the netlist they were placed from (netlist_digest): a change of comments or
+    line layout, or of logic only other configurations build, leaves their measurements true
+    without hours of place and route. Each result's configuration and top is synthesized again;
+    a result whose netlist changed, or that records no digest, is refused and left as it was.
+    A carried result keeps its measurements and its git_revision (the revision whose lines its
+    RTL locations name); its rtl_hash becomes the current RTL's, and `restamped` lists each
+    carry-over (the revision and RTL hash it was carried to)."""
+    for name in names:
+        path = os.path.join(ROOT, results_dir, name if name.endswith(".json") else name + ".json")
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            raise FlowError(f"cannot read result {rel(path)}: {e}")
+        current = rtl_hash(data.get("config", ""))
+        if data.get("rtl_hash") == current:
+            print(f"current  {rel(path)} (measured on this RTL)")
+            continue
+        if not data.get("netlist_digest"):
+            raise FlowError(f"{rel(path)} records no netlist digest: it cannot be compared with "
+                            "the current netlist; place and route it again")
+        fresh, _ = synthesize(data["target"], data["config"], data["top"], "yowasp", out_dir)
+        if fresh["netlist_digest"] != data["netlist_digest"]:
+            raise FlowError(f"{rel(path)}: the current RTL synthesizes to another netlist (digest "
+                            f"{fresh['netlist_digest']}, placed {data['netlist_digest']}): place "
+                            "and route it again")
+        data["rtl_hash"] = current
+        data.setdefault("restamped", []).append(
+            {"git_revision": fresh["git_revision"], "rtl_hash": current,
+             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")})
+        with open(path, "w") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        print(f"restamped {rel(path)}: the same netlist ({data['netlist_digest']})")
+
+
 def load_result(out_dir, target, config, top="nmsa_top", need_pnr=True):
     path = os.path.join(ROOT, result_path(out_dir, target, config, top))
     try:
@@ -768,6 +827,9 @@ def main(argv):
     p = sub.add_parser("publish")
     p.add_argument("--dir", default="build/fpga")
     p.add_argument("names", nargs="+", help="result files, e.g. ecp5-default")
+    p = sub.add_parser("restamp")
+    p.add_argument("--dir", default="build/fpga", help="where the synthesis runs")
+    p.add_argument("names", nargs="+", help="published results, e.g. ecp5-default")
     args = parser.parse_args(argv)
     os.chdir(ROOT)
     out_dir = rel(os.path.join(ROOT, args.dir)) if os.path.isabs(args.dir) else args.dir
@@ -784,6 +846,9 @@ def main(argv):
             return 0
         if args.command == "publish":
             publish(out_dir, args.names)
+            return 0
+        if args.command == "restamp":
+            restamp(out_dir, args.names)
             return 0
         if args.command == "collect":
             result = collect(args, out_dir)

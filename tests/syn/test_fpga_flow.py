@@ -214,6 +214,98 @@ class CollectTest(unittest.TestCase):
             self.collect("2,3")
 
 
+class NetlistDigestTest(unittest.TestCase):
+    """netlist_digest: the same for netlists that differ only in where their cells come from."""
+
+    def digest(self, netlist):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", dir=os.path.join(ROOT, "build"),
+                                         delete=False) as f:
+            json.dump(netlist, f)
+        try:
+            return fpga.netlist_digest(os.path.relpath(f.name, ROOT))
+        finally:
+            os.remove(f.name)
+
+    @staticmethod
+    def netlist(line, d_bit=3, creator="Yosys 0.70"):
+        return {"creator": creator, "modules": {"nmsa_top": {
+            "attributes": {"top": "1", "src": f"rtl/top/nmsa_top.sv:{line}.1-900.10"},
+            "cells": {
+                "u_cmd": {"type": "$scopeinfo", "attributes": {
+                    "cell_src": f"rtl/top/nmsa_top.sv:{line + 20}.5-266.4",
+                    "module_src": f"rtl/ctrl/nmsa_cmd.sv:{line}.1-603.10"}},
+                "q_TRELLIS_FF": {"type": "TRELLIS_FF", "connections": {"DI": [d_bit], "Q": [4]},
+                                 "attributes": {"src": f"rtl/ctrl/nmsa_cmd.sv:{line + 100}.3"}}},
+            "netnames": {"q": {"bits": [4], "attributes": {"src": f"rtl/ctrl/nmsa_cmd.sv:{line}"}}}}}}
+
+    def test_moved_lines_keep_the_digest_and_changed_logic_does_not(self):
+        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        placed = self.digest(self.netlist(16))
+        self.assertEqual(self.digest(self.netlist(17)), placed)
+        self.assertNotEqual(self.digest(self.netlist(16, d_bit=5)), placed)
+        self.assertNotEqual(self.digest(self.netlist(16, creator="Yosys 0.71")), placed)
+
+
+class RestampTest(unittest.TestCase):
+    """syn/fpga.py restamp: a published result carried over to RTL with the same netlist only."""
+
+    def setUp(self):
+        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        self.tmp = tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "build"))
+        self.results = os.path.relpath(self.tmp.name, ROOT)
+        self.published = dict(result("default", "nmsa_top", 1, 116.31, 23095, 146),
+                              rtl_hash="0123456789abcdef", netlist_digest="aaaa",
+                              git_revision="90763d77ab5e")
+        self.write(self.published)
+        self.fresh_digest = "aaaa"
+        self.synthesized = 0
+        self.saved = fpga.synthesize
+        fpga.synthesize = self.fake_synthesize
+
+    def tearDown(self):
+        fpga.synthesize = self.saved
+        self.tmp.cleanup()
+
+    def write(self, data):
+        with open(os.path.join(self.tmp.name, "ecp5-default.json"), "w") as f:
+            json.dump(data, f)
+
+    def read(self):
+        with open(os.path.join(self.tmp.name, "ecp5-default.json")) as f:
+            return json.load(f)
+
+    def fake_synthesize(self, target, config, top, which, out_dir):
+        self.synthesized += 1
+        return {"netlist_digest": self.fresh_digest, "git_revision": "1234abcd"}, "x.json"
+
+    def restamp(self):
+        fpga.restamp("build/fpga", ["ecp5-default"], results_dir=self.results)
+
+    def test_carries_a_result_over_to_rtl_with_the_same_netlist(self):
+        self.restamp()
+        r = self.read()
+        self.assertEqual(r["rtl_hash"], fpga.rtl_hash("default"))
+        self.assertEqual(r["fmax_mhz_median"], 116.31)
+        self.assertEqual(r["git_revision"], "90763d77ab5e")   # the lines its locations name
+        self.assertEqual([(e["git_revision"], e["rtl_hash"]) for e in r["restamped"]],
+                         [("1234abcd", fpga.rtl_hash("default"))])
+        self.restamp()    # now current: not synthesized again
+        self.assertEqual(self.synthesized, 1)
+
+    def test_refuses_a_changed_netlist_and_keeps_the_result(self):
+        self.fresh_digest = "bbbb"
+        with self.assertRaisesRegex(fpga.FlowError, "another netlist"):
+            self.restamp()
+        self.assertEqual(self.read(), self.published)
+
+    def test_refuses_a_result_without_a_digest(self):
+        del self.published["netlist_digest"]
+        self.write(self.published)
+        with self.assertRaisesRegex(fpga.FlowError, "no netlist digest"):
+            self.restamp()
+        self.assertEqual(self.synthesized, 0)
+
+
 class CriticalPathTest(unittest.TestCase):
     def test_names_the_flops_and_their_rtl(self):
         report = {"critical_paths": [{"path": [
