@@ -75,14 +75,6 @@ package nmsa_pkg;
   // Consecutive cycles with commands waiting and nothing in flight before the deadlock detector
   // reports BAD_DEPS (a command handed between queues is never quiet for that long).
   parameter int unsigned DeadlockCycles = 4;
-  // The abort reaches every engine from one place in the run control. It leaves as one flop per
-  // engine group (nmsa_run_ctrl), all loaded from the same logic, so that each copy can sit
-  // beside its loads: these index the copies.
-  parameter int unsigned AbortCmd     = 0;  // the command processor
-  parameter int unsigned AbortLoad    = 1;  // the load engine and its queue
-  parameter int unsigned AbortCompute = 2;  // the compute engine and its queue
-  parameter int unsigned AbortStore   = 3;  // the store engine, its queue and the write DMA
-  parameter int unsigned AbortCopies  = 4;
 
   // ---------------------------------------------------------------------------------------------
   // Epilogue parameters (docs/isa.md, LOAD target 2): one record per output channel.

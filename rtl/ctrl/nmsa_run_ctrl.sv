@@ -46,7 +46,7 @@ module nmsa_run_ctrl #(
 
   // To the engines.
   output logic                 run_start_o,
-  output logic [nmsa_pkg::AbortCopies-1:0] abort_o,  // the same abort, one copy per engine group
+  output logic                 abort_o,
   output logic                 clear_o,
 
   // To the CSRs.
@@ -223,19 +223,7 @@ module nmsa_run_ctrl #(
     err_new_index_q <= new_err_index;
   end
 
-  // The abort for the engines: copies of abort_q, one per engine group (nmsa_pkg::AbortCmd and
-  // the others), each its own flop so that the placer can put it beside its loads; a single flop
-  // left some of its 33 loads across the die. `keep` stops synthesis from merging the copies.
-  logic [nmsa_pkg::AbortCopies-1:0] abort_copy_q;
-  for (genvar i = 0; i < nmsa_pkg::AbortCopies; i++) begin : g_abort_copy
-    (* keep *)
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) abort_copy_q[i] <= 1'b0;
-      else         abort_copy_q[i] <= err_d || sr_pending_d;
-    end
-  end
-
-  assign abort_o = abort_copy_q;
+  assign abort_o = abort_q;
   assign clear_o = clear_q;
 
   // ---------------------------------------------------------------------------------------------

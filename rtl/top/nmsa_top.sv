@@ -195,8 +195,7 @@ module nmsa_top #(
   // ---------------------------------------------------------------------------------------------
   // Command processor, queues and tokens
   // ---------------------------------------------------------------------------------------------
-  logic           run_start;
-  logic [nmsa_pkg::AbortCopies-1:0] abort;  // one copy per engine group (nmsa_run_ctrl)
+  logic           abort, run_start;
   nmsa_pkg::cmd_t dispatch_cmd, load_cmd, compute_cmd, store_cmd;
   logic           disp_load_valid, disp_load_ready, disp_compute_valid, disp_compute_ready;
   logic           disp_store_valid, disp_store_ready;
@@ -236,7 +235,7 @@ module nmsa_top #(
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
     .clear_i         (clear),
-    .abort_i         (abort[nmsa_pkg::AbortCmd]),
+    .abort_i         (abort),
     .start_i         (run_start),
     .base_i          (cmd_base),
     .count_i         (cmd_count),
@@ -266,19 +265,19 @@ module nmsa_top #(
   );
 
   nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (QueueDepth)) u_load_q (
-    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort[nmsa_pkg::AbortLoad]),
+    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort),
     .in_valid_i (disp_load_valid), .in_ready_o (disp_load_ready), .in_data_i (dispatch_cmd),
     .out_valid_o (load_q_valid), .out_ready_i (load_q_ready), .out_data_o (load_cmd),
     .count_o (load_q_count)
   );
   nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (QueueDepth)) u_compute_q (
-    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort[nmsa_pkg::AbortCompute]),
+    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort),
     .in_valid_i (disp_compute_valid), .in_ready_o (disp_compute_ready), .in_data_i (dispatch_cmd),
     .out_valid_o (compute_q_valid), .out_ready_i (compute_q_ready), .out_data_o (compute_cmd),
     .count_o (compute_q_count)
   );
   nmsa_fifo #(.Width (nmsa_pkg::CmdTW), .Depth (QueueDepth)) u_store_q (
-    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort[nmsa_pkg::AbortStore]),
+    .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (clear | abort),
     .in_valid_i (disp_store_valid), .in_ready_o (disp_store_ready), .in_data_i (dispatch_cmd),
     .out_valid_o (store_q_valid), .out_ready_i (store_q_ready), .out_data_o (store_cmd),
     .count_o (store_q_count)
@@ -588,7 +587,7 @@ module nmsa_top #(
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
     .clear_i         (clear),
-    .abort_i         (abort[nmsa_pkg::AbortLoad]),
+    .abort_i         (abort),
     .cmd_valid_i     (load_q_valid),
     .cmd_ready_o     (load_q_ready),
     .cmd_i           (load_cmd),
@@ -633,7 +632,7 @@ module nmsa_top #(
     .clk_i              (clk_i),
     .rst_ni             (rst_ni),
     .clear_i            (clear),
-    .abort_i            (abort[nmsa_pkg::AbortCompute]),
+    .abort_i            (abort),
     .cmd_valid_i        (compute_q_valid),
     .cmd_ready_o        (compute_q_ready),
     .cmd_i              (compute_cmd),
@@ -684,7 +683,7 @@ module nmsa_top #(
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
     .clear_i         (clear),
-    .abort_i         (abort[nmsa_pkg::AbortStore]),
+    .abort_i         (abort),
     .cmd_valid_i     (store_q_valid),
     .cmd_ready_o     (store_q_ready),
     .cmd_i           (store_cmd),
@@ -729,7 +728,7 @@ module nmsa_top #(
     .req_row_bytes_i (dw_req_row_bytes),
     .req_rows_i      (dw_req_rows),
     .req_stride_i    (dw_req_stride),
-    .req_cancel_i    (abort[nmsa_pkg::AbortStore]),
+    .req_cancel_i    (abort),
     .wr_valid_i      (dw_valid),
     .wr_ready_o      (dw_ready),
     .wr_data_i       (dw_data),
@@ -876,11 +875,7 @@ module nmsa_top #(
   // is served, as its requester expects the data). Token counters never underflow.
   // ---------------------------------------------------------------------------------------------
   always @(posedge clk_i or negedge rst_ni) begin
-    if (rst_ni) begin
-      assert (abort == '0 || abort == '1)
-        else $error("nmsa_top: the copies of the abort differ (%b)", abort);
-    end
-    if (rst_ni && abort[nmsa_pkg::AbortCmd]) begin
+    if (rst_ni && abort) begin
       assert (!(dw_req_valid && dw_req_ready))
         else $error("nmsa_top: a write request reached the DMA after an abort");
       assert (!rq_take)
