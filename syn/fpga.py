@@ -535,18 +535,29 @@ def write_result(out_dir, result):
     return path
 
 
+def read_named_result(directory, name):
+    """The path and contents of result NAME (e.g. ecp5-default) in directory."""
+    path = os.path.join(ROOT, directory, name if name.endswith(".json") else name + ".json")
+    try:
+        with open(path) as f:
+            return path, json.load(f)
+    except (OSError, ValueError) as e:
+        raise FlowError(f"cannot read result {rel(path)}: {e}")
+
+
+def write_json(path, data):
+    with open(path, "w") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+
+
 def publish(out_dir, names):
     """Copies result files into syn/results, the measurements the repository cites (the
     deployment report's clock, docs/fpga.md), after checking they were measured on this RTL."""
     dest = os.path.join(ROOT, "syn", "results")
     os.makedirs(dest, exist_ok=True)
     for name in names:
-        src = os.path.join(ROOT, out_dir, name if name.endswith(".json") else name + ".json")
-        try:
-            with open(src) as f:
-                data = json.load(f)
-        except (OSError, ValueError) as e:
-            raise FlowError(f"cannot read result {src}: {e}")
+        src, data = read_named_result(out_dir, name)
         current = rtl_hash(data.get("config", ""))
         if data.get("rtl_hash") != current:
             raise FlowError(f"{rel(src)} was measured on other RTL (hash {data.get('rtl_hash')}, "
@@ -554,9 +565,7 @@ def publish(out_dir, names):
         if data.get("fmax_mhz_median") is None:
             raise FlowError(f"{rel(src)} holds no place-and-route result")
         path = os.path.join(dest, os.path.basename(src))
-        with open(path, "w") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
+        write_json(path, data)
         print(f"published {rel(path)}")
 
 
@@ -570,12 +579,7 @@ def restamp(out_dir, names, results_dir=os.path.join("syn", "results")):
     RTL locations name); its rtl_hash becomes the current RTL's, and `restamped` lists each
     carry-over (the revision and RTL hash it was carried to)."""
     for name in names:
-        path = os.path.join(ROOT, results_dir, name if name.endswith(".json") else name + ".json")
-        try:
-            with open(path) as f:
-                data = json.load(f)
-        except (OSError, ValueError) as e:
-            raise FlowError(f"cannot read result {rel(path)}: {e}")
+        path, data = read_named_result(results_dir, name)
         current = rtl_hash(data.get("config", ""))
         if data.get("rtl_hash") == current:
             print(f"current  {rel(path)} (measured on this RTL)")
@@ -592,9 +596,7 @@ def restamp(out_dir, names, results_dir=os.path.join("syn", "results")):
         data.setdefault("restamped", []).append(
             {"git_revision": fresh["git_revision"], "rtl_hash": current,
              "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")})
-        with open(path, "w") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
+        write_json(path, data)
         print(f"restamped {rel(path)}: the same netlist ({data['netlist_digest']})")
 
 
