@@ -479,8 +479,9 @@ def pnr_fields(target, device, freq):
 def collect(args, out_dir):
     """The result of a place and route whose nextpnr runs finished after the flow that started
     them had stopped (interrupted, or its wrapper ended while nextpnr went on): synthesizes again,
-    refuses unless that netlist is byte for byte the one the seeds were placed from (so the result
-    is of this RTL and this Yosys), then reads each seed's nextpnr report."""
+    refuses unless that netlist is the one the seeds were placed from up to its src attributes
+    (netlist_digest: the same cells, nets and Yosys, so the result is of this RTL even when lines
+    moved in it since), then reads each seed's nextpnr report."""
     work = os.path.join(out_dir, "work", f"{args.target}-{args.config}-{args.top}")
     netlist = os.path.join(work, args.top + ".json")
     placed = netlist + ".placed"
@@ -488,14 +489,14 @@ def collect(args, out_dir):
         raise FlowError(f"no netlist {netlist}: nothing was placed and routed here")
     os.replace(os.path.join(ROOT, netlist), os.path.join(ROOT, placed))
     try:
-        result, fresh = synthesize(args.target, args.config, args.top, args.yosys, out_dir)
-        with open(os.path.join(ROOT, fresh), "rb") as a, open(os.path.join(ROOT, placed), "rb") as b:
-            same = a.read() == b.read()
+        result, _ = synthesize(args.target, args.config, args.top, args.yosys, out_dir)
+        placed_digest = netlist_digest(placed)
     finally:
         os.replace(os.path.join(ROOT, placed), os.path.join(ROOT, netlist))
-    if not same:
-        raise FlowError(f"the netlist synthesized now differs from the one placed in {work} (the "
-                        "RTL, the configuration or Yosys changed): run the place and route again")
+    if result["netlist_digest"] != placed_digest:
+        raise FlowError(f"the netlist synthesized now ({result['netlist_digest']}) differs from the "
+                        f"one placed in {work} ({placed_digest}; the RTL, the configuration or "
+                        "Yosys changed): run the place and route again")
     with open(os.path.join(ROOT, netlist)) as f:
         cells = json.load(f)["modules"].get(args.top, {}).get("cells", {})
     runs, constraints = [], set()

@@ -186,8 +186,9 @@ class CollectTest(unittest.TestCase):
 
     def fake_synthesize(self, target, config, top, which, out_dir):
         self.write("nmsa_top.json", self.fresh)
-        return ({"target": target, "config": config, "top": top, "rtl_hash": "1"},
-                os.path.relpath(os.path.join(self.work, "nmsa_top.json"), ROOT))
+        fresh = os.path.relpath(os.path.join(self.work, "nmsa_top.json"), ROOT)
+        return ({"target": target, "config": config, "top": top, "rtl_hash": "1",
+                 "netlist_digest": fpga.netlist_digest(fresh)}, fresh)
 
     def collect(self, seeds):
         args = fpga.argparse.Namespace(target="ecp5", config="default", top="nmsa_top",
@@ -208,6 +209,14 @@ class CollectTest(unittest.TestCase):
             self.collect("2")
         with open(os.path.join(self.work, "nmsa_top.json")) as f:
             self.assertEqual(f.read(), self.placed)   # the placed netlist is kept
+
+    def test_accepts_a_netlist_whose_lines_moved(self):
+        self.fresh = json.dumps({"modules": {"nmsa_top": {"cells": {},
+                                                           "attributes": {"src": "a.sv:2"}}}})
+        self.placed = json.dumps({"modules": {"nmsa_top": {"cells": {},
+                                                            "attributes": {"src": "a.sv:1"}}}})
+        self.write("nmsa_top.json", self.placed)
+        self.assertEqual(self.collect("2")["fmax_mhz_best"], 118.23)
 
     def test_refuses_a_seed_without_a_report(self):
         with self.assertRaisesRegex(fpga.FlowError, "seed 3 has no nextpnr report"):
