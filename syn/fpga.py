@@ -220,18 +220,27 @@ def cell_counts(stat_text):
 
 
 def netlist_digest(netlist):
-    """SHA-256 (16 hex digits) of a synthesized netlist file, leaving out where its cells and nets
-    come from in the RTL (the src, cell_src and module_src attributes). Two netlists with one
-    digest are the same cells, nets and names from the same Yosys (the file names its version),
-    so their place and route is the same run, however the RTL's lines moved."""
-    def without_src(node):
+    """SHA-256 (16 hex digits) of a synthesized netlist file over what nextpnr reads of it. Left
+    out: where cells and nets come from in the RTL (the src, cell_src and module_src attributes),
+    the modules' parameter defaults (parameter_default_values, which hold nmsa_pkg's constants
+    too) and the attributes of $scopeinfo cells (Yosys' record of the hierarchy that flattening
+    removed, naming each instance's module with a hash of its parameters): nextpnr's JSON
+    frontend reads no parameter defaults and skips a $scopeinfo cell once it has read its type,
+    and it keeps a src attribute only as text. Two netlists with one digest are the same cells, nets and names from the same Yosys
+    (the file names its version), so their place and route is the same run, however the RTL's
+    lines moved or the parameters a configuration does not use changed."""
+    def stripped(node):
         if isinstance(node, dict):
-            return {k: without_src(v) for k, v in node.items() if not k.endswith("src")}
+            out = {k: stripped(v) for k, v in node.items()
+                   if not k.endswith("src") and k != "parameter_default_values"}
+            if node.get("type") == "$scopeinfo":
+                out.pop("attributes", None)
+            return out
         if isinstance(node, list):
-            return [without_src(v) for v in node]
+            return [stripped(v) for v in node]
         return node
     with open(os.path.join(ROOT, netlist)) as f:
-        data = without_src(json.load(f))
+        data = stripped(json.load(f))
     text = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(text).hexdigest()[:16]
 

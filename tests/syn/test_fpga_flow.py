@@ -236,12 +236,14 @@ class NetlistDigestTest(unittest.TestCase):
             os.remove(f.name)
 
     @staticmethod
-    def netlist(line, d_bit=3, creator="Yosys 0.70"):
+    def netlist(line, d_bit=3, creator="Yosys 0.70", depth=8, scope="u_cmd"):
         return {"creator": creator, "modules": {"nmsa_top": {
             "attributes": {"top": "1", "src": f"rtl/top/nmsa_top.sv:{line}.1-900.10"},
+            "parameter_default_values": {"nmsa_pkg::CmdQueueDepth": f"{depth:032b}"},
             "cells": {
-                "u_cmd": {"type": "$scopeinfo", "attributes": {
+                scope: {"type": "$scopeinfo", "attributes": {
                     "cell_src": f"rtl/top/nmsa_top.sv:{line + 20}.5-266.4",
+                    "module": f"$paramod$d{depth}\\nmsa_cmd",
                     "module_src": f"rtl/ctrl/nmsa_cmd.sv:{line}.1-603.10"}},
                 "q_TRELLIS_FF": {"type": "TRELLIS_FF", "connections": {"DI": [d_bit], "Q": [4]},
                                  "attributes": {"src": f"rtl/ctrl/nmsa_cmd.sv:{line + 100}.3"}}},
@@ -253,6 +255,14 @@ class NetlistDigestTest(unittest.TestCase):
         self.assertEqual(self.digest(self.netlist(17)), placed)
         self.assertNotEqual(self.digest(self.netlist(16, d_bit=5)), placed)
         self.assertNotEqual(self.digest(self.netlist(16, creator="Yosys 0.71")), placed)
+
+    def test_parameters_nextpnr_does_not_read_keep_the_digest(self):
+        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        placed = self.digest(self.netlist(16))
+        # Another package constant and the instance's module hash that follows from it.
+        self.assertEqual(self.digest(self.netlist(16, depth=2)), placed)
+        # The hierarchy still counts: a renamed instance renames its nets too.
+        self.assertNotEqual(self.digest(self.netlist(16, scope="u_cmd2")), placed)
 
 
 class RestampTest(unittest.TestCase):
