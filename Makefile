@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS      ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all deps configure build test sim sim-long lint synth-check formal synth pnr fpga-report fpga-bench board \
+.PHONY: all deps configure build test sim sim-long lint synth-check formal synth synth-modules pnr fpga-report fpga-bench board \
         bench demo waves coverage fuzz clean
 
 all: build
@@ -99,6 +99,11 @@ ROUTE_LIMIT = $(if $(ROUTE_MINUTES),--route-minutes $(ROUTE_MINUTES))
 ICE40_CONFIG ?=
 synth: deps
 	python3 syn/fpga.py synth --target $(TARGET) --config $(CONFIG) --top $(TOP) --dir $(BUILD_DIR)/fpga
+
+# Synthesis without flattening: the cells of every instance, largest first, and
+# $(BUILD_DIR)/fpga/<target>-<config>-modules.json.
+synth-modules: deps
+	python3 syn/fpga.py modules --target $(TARGET) --config $(CONFIG) --top $(TOP) --dir $(BUILD_DIR)/fpga
 
 pnr: deps
 	python3 syn/fpga.py pnr --target $(TARGET) --config $(CONFIG) --top $(TOP) --seeds $(SEEDS) \

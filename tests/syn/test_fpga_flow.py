@@ -325,6 +325,38 @@ class RestampTest(unittest.TestCase):
         self.assertEqual(self.synthesized, 0)
 
 
+class ModuleBreakdownTest(unittest.TestCase):
+    """module_breakdown: the own cells of every instance of a hierarchical netlist."""
+
+    NETLIST = {"modules": {
+        "SB_LUT4": {"attributes": {"blackbox": "00000000000000000000000000000001"}},
+        "nmsa_top": {"attributes": {"top": "1"}, "cells": {
+            "lut_a": {"type": "SB_LUT4"}, "ff_a": {"type": "SB_DFFER"},
+            "u_q0": {"type": "$paramod$1\\nmsa_fifo"}, "u_q1": {"type": "$paramod$1\\nmsa_fifo"},
+            "u_pe": {"type": "$paramod$2\\nmsa_pe"}}},
+        "$paramod$1\\nmsa_fifo": {"attributes": {"hdlname": "nmsa_fifo"}, "cells": {
+            "lut": {"type": "SB_LUT4"}, "ff0": {"type": "SB_DFFE"}, "ff1": {"type": "SB_DFF"},
+            "ram": {"type": "SB_RAM40_4K"}}},
+        "$paramod$2\\nmsa_pe": {"attributes": {"hdlname": "nmsa_pe"}, "cells": {
+            "mac": {"type": "SB_MAC16"}, "c": {"type": "SB_CARRY"},
+            "u_mul": {"type": "$paramod$1\\nmsa_fifo"}}},
+    }}
+
+    def test_counts_each_instance_once_by_kind(self):
+        rows = {r["instance"]: r for r in fpga.module_breakdown(self.NETLIST, "nmsa_top", "ice40")}
+        self.assertEqual(sorted(rows), ["nmsa_top", "u_pe", "u_pe.u_mul", "u_q0", "u_q1"])
+        self.assertEqual((rows["nmsa_top"]["LUT"], rows["nmsa_top"]["FF"]), (1, 1))
+        self.assertEqual(rows["u_q1"]["module"], "nmsa_fifo")
+        self.assertEqual((rows["u_q1"]["FF"], rows["u_q1"]["RAM"]), (2, 1))
+        self.assertEqual((rows["u_pe"]["DSP"], rows["u_pe"]["carry"], rows["u_pe"]["FF"]),
+                         (1, 1, 0))   # its submodule's flops are the submodule's row
+        self.assertEqual(sum(r["FF"] for r in rows.values()), 7)
+
+    def test_unknown_top_is_an_error(self):
+        with self.assertRaisesRegex(fpga.FlowError, "no module nmsa_cmd"):
+            fpga.module_breakdown(self.NETLIST, "nmsa_cmd", "ice40")
+
+
 class CriticalPathTest(unittest.TestCase):
     def test_names_the_flops_and_their_rtl(self):
         report = {"critical_paths": [{"path": [
