@@ -27,7 +27,8 @@ KEYS = {
     "rows": "Rows", "cols": "Cols", "n": "N", "m": "M", "data_w": "DataW", "acc_w": "AccW",
     "axi_data_w": "AxiDataW", "act_entries": "ActEntries", "wgt_records": "WgtRecords",
     "epi_entries": "EpiEntries", "acc_entries": "AccEntries", "sparse": "Sparse",
-    "epi_lanes": "EpiLanes",
+    "epi_lanes": "EpiLanes", "queue_depth": "QueueDepth", "fetch_chunk_cmds": "FetchChunkCmds",
+    "fetch_chunks": "FetchChunks", "pending_loads": "PendingLoads", "read_requests": "ReadRequests",
 }
 
 

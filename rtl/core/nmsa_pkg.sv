@@ -61,6 +61,8 @@ package nmsa_pkg;
   // $bits(cmd_t), spelled out because Debian's Yosys 0.23 cannot take $bits of a type.
   parameter int unsigned CmdTW = 224;
 
+  // Defaults of the queue and FIFO depths, which each configuration sets (rtl/configs.json:
+  // queue_depth, fetch_chunk_cmds, fetch_chunks, pending_loads, read_requests).
   // Command fetch: commands per DMA request, and requests' worth of beats the fetch FIFO holds.
   parameter int unsigned FetchChunkCmds = 8;
   parameter int unsigned FetchChunks    = 2;

@@ -25,7 +25,10 @@ module nmsa_cmd #(
   parameter int unsigned WgtRecords    = 256,
   parameter int unsigned RecordBytes   = 24,
   parameter int unsigned EpiEntries    = 64,
-  parameter int unsigned AccEntries    = 2048
+  parameter int unsigned AccEntries    = 2048,
+  // Commands per fetch request, and requests' worth of beats the fetch FIFO holds.
+  parameter int unsigned FetchChunkCmds = nmsa_pkg::FetchChunkCmds,
+  parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -67,16 +70,15 @@ module nmsa_cmd #(
 
   localparam int unsigned CmdBits   = 256;
   localparam int unsigned CmdBeats  = CmdBits / AxiDataW;
-  localparam int unsigned ChunkCmds = nmsa_pkg::FetchChunkCmds;
-  localparam int unsigned FifoDepth = nmsa_pkg::FetchChunks * ChunkCmds * CmdBeats;
+  localparam int unsigned FifoDepth = FetchChunks * FetchChunkCmds * CmdBeats;
   localparam int unsigned CntW      = $clog2(FifoDepth) + 1;
   localparam int unsigned BeatB     = AxiDataW / 8;
   localparam int unsigned BeatOff   = $clog2(BeatB);
   localparam int unsigned EpiBytes  = Cols * nmsa_pkg::EpiParamBits / 8;
-  localparam int unsigned ChunkW    = $clog2(ChunkCmds) + 1;
+  localparam int unsigned ChunkW    = $clog2(FetchChunkCmds) + 1;
 
-  if ((ChunkCmds & (ChunkCmds - 1)) != 0) begin : g_bad_chunk
-    $error("nmsa_cmd: nmsa_pkg::FetchChunkCmds must be a power of two");
+  if (FetchChunkCmds < 2 || (FetchChunkCmds & (FetchChunkCmds - 1)) != 0) begin : g_bad_chunk
+    $error("nmsa_cmd: FetchChunkCmds must be a power of two >= 2");
   end
   if (CmdBits % AxiDataW != 0) begin : g_bad_width
     $error("nmsa_cmd: AxiDataW must divide 256");
@@ -106,9 +108,10 @@ module nmsa_cmd #(
   logic [AxiDataW-1:0] fifo_data;
   logic            req_fire, beat_in;
 
-  // min(to_fetch, ChunkCmds), with narrow logic only (ChunkCmds is a power of two).
+  // min(to_fetch, FetchChunkCmds), with narrow logic only (FetchChunkCmds is a power of two).
   function automatic logic [ChunkW-1:0] chunk_of(logic [31:0] to_fetch);
-    chunk_of = to_fetch[31:ChunkW-1] != '0 ? ChunkW'(ChunkCmds) : ChunkW'(to_fetch[ChunkW-2:0]);
+    chunk_of = to_fetch[31:ChunkW-1] != '0 ? ChunkW'(FetchChunkCmds)
+                                          : ChunkW'(to_fetch[ChunkW-2:0]);
   endfunction
 
   // The request and its size are registers (req_avail_q: a chunk is left and the FIFO has room
@@ -120,12 +123,12 @@ module nmsa_cmd #(
   logic [CntW-1:0]   room_stay, room_fire;
 
   assign chunk_cmds       = chunk_q;
-  // chunk_of(to_fetch_q - chunk_q) without a 32-bit subtraction: from 2*ChunkCmds commands up a
-  // full chunk is left; below, the difference fits in ChunkW bits.
+  // chunk_of(to_fetch_q - chunk_q) without a 32-bit subtraction: from 2*FetchChunkCmds commands
+  // up a full chunk is left; below, the difference fits in ChunkW bits.
   logic [ChunkW-1:0] left_after_fire;
   assign left_after_fire  = to_fetch_q[ChunkW-1:0] - chunk_q;
   assign chunk_after_fire = to_fetch_q[31:ChunkW] != '0 || left_after_fire[ChunkW-1]
-                          ? ChunkW'(ChunkCmds) : {1'b0, left_after_fire[ChunkW-2:0]};
+                          ? ChunkW'(FetchChunkCmds) : {1'b0, left_after_fire[ChunkW-2:0]};
   assign room_stay        = room_q + CntW'(fifo_pop);
   assign room_fire        = room_q - CntW'(32'(chunk_q) * CmdBeats) + CntW'(fifo_pop);
   assign room_ok_stay     = room_stay >= CntW'(32'(chunk_q) * CmdBeats);

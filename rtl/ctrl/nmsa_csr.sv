@@ -25,6 +25,11 @@ module nmsa_csr #(
   parameter int unsigned MaxOutstanding = 16,
   parameter int unsigned ArrayLatency   = 19,
   parameter int unsigned StoreRowSlots  = 8,
+  parameter int unsigned QueueDepth     = nmsa_pkg::CmdQueueDepth,
+  parameter int unsigned FetchChunkCmds = nmsa_pkg::FetchChunkCmds,
+  parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
+  parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
+  parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
   parameter int unsigned IncW       = 16     // width of one counter increment
 ) (
   input  logic                      clk_i,
@@ -73,9 +78,8 @@ module nmsa_csr #(
   // Capabilities must fit their fields.
   if (Rows > 255 || Cols > 255 || N > 15 || M > 15 || DataW > 255 || AccW > 255 ||
       AxiDataW > 255 || EpiLanes > 255 || MaxBurstBeats > 511 || MaxOutstanding > 255 ||
-      ArrayLatency > 255 || StoreRowSlots > 255 || nmsa_pkg::CmdQueueDepth > 255 ||
-      nmsa_pkg::FetchChunkCmds > 255 || nmsa_pkg::FetchChunks > 255 ||
-      nmsa_pkg::PendingLoads > 255 || nmsa_pkg::ReadRequests > 255 ||
+      ArrayLatency > 255 || StoreRowSlots > 255 || QueueDepth > 255 ||
+      FetchChunkCmds > 255 || FetchChunks > 255 || PendingLoads > 255 || ReadRequests > 255 ||
       nmsa_pkg::EpiLatency > 255) begin : g_bad_caps
     $error("nmsa_csr: a capability does not fit its register field");
   end
@@ -149,14 +153,14 @@ module nmsa_csr #(
     cap_widths[nmsa_reg_pkg::NMSA_CAP_WIDTHS_ACC_W_LSB +: 8]      = 8'(AccW);
     cap_widths[nmsa_reg_pkg::NMSA_CAP_WIDTHS_AXI_DATA_W_LSB +: 8] = 8'(AxiDataW);
     cap_queues = '0;
-    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_QUEUE_DEPTH_LSB +: 8]   = 8'(nmsa_pkg::CmdQueueDepth);
-    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_FETCH_CHUNK_LSB +: 8]   = 8'(nmsa_pkg::FetchChunkCmds);
-    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_FETCH_CHUNKS_LSB +: 8]  = 8'(nmsa_pkg::FetchChunks);
-    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_PENDING_LOADS_LSB +: 8] = 8'(nmsa_pkg::PendingLoads);
+    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_QUEUE_DEPTH_LSB +: 8]   = 8'(QueueDepth);
+    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_FETCH_CHUNK_LSB +: 8]   = 8'(FetchChunkCmds);
+    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_FETCH_CHUNKS_LSB +: 8]  = 8'(FetchChunks);
+    cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_PENDING_LOADS_LSB +: 8] = 8'(PendingLoads);
     cap_dma = '0;
     cap_dma[nmsa_reg_pkg::NMSA_CAP_DMA_MAX_BURST_LSB +: 9]       = 9'(MaxBurstBeats);
     cap_dma[nmsa_reg_pkg::NMSA_CAP_DMA_MAX_OUTSTANDING_LSB +: 8] = 8'(MaxOutstanding);
-    cap_dma[nmsa_reg_pkg::NMSA_CAP_DMA_READ_REQUESTS_LSB +: 8]   = 8'(nmsa_pkg::ReadRequests);
+    cap_dma[nmsa_reg_pkg::NMSA_CAP_DMA_READ_REQUESTS_LSB +: 8]   = 8'(ReadRequests);
     cap_pipeline = '0;
     cap_pipeline[nmsa_reg_pkg::NMSA_CAP_PIPELINE_ARRAY_LATENCY_LSB +: 8] = 8'(ArrayLatency);
     cap_pipeline[nmsa_reg_pkg::NMSA_CAP_PIPELINE_EPI_LANES_LSB +: 8]     = 8'(EpiLanes);

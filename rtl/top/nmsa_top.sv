@@ -22,6 +22,12 @@ module nmsa_top #(
   parameter int unsigned AccEntries     = 2048,
   parameter bit          Sparse         = 1'b1,
   parameter int unsigned EpiLanes       = 4,
+  // Queue and FIFO depths (docs/architecture.md; software reads them from CAP_QUEUES, CAP_DMA).
+  parameter int unsigned QueueDepth     = nmsa_pkg::CmdQueueDepth,
+  parameter int unsigned FetchChunkCmds = nmsa_pkg::FetchChunkCmds,
+  parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
+  parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
+  parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
   parameter int unsigned MaxBurstBeats  = 16,
   parameter int unsigned MaxOutstanding = 16
 ) (
@@ -155,6 +161,11 @@ module nmsa_top #(
     .MaxOutstanding (MaxOutstanding),
     .ArrayLatency   (ArrayLatency),
     .StoreRowSlots  (StoreRowSlots),
+    .QueueDepth     (QueueDepth),
+    .FetchChunkCmds (FetchChunkCmds),
+    .FetchChunks    (FetchChunks),
+    .PendingLoads   (PendingLoads),
+    .ReadRequests   (ReadRequests),
     .IncW       (IncW)
   ) u_csr (
     .clk_i           (clk_i),
@@ -201,7 +212,6 @@ module nmsa_top #(
   logic           disp_store_valid, disp_store_ready;
   logic           load_q_valid, load_q_ready, compute_q_valid, compute_q_ready;
   logic           store_q_valid, store_q_ready;
-  localparam int unsigned QueueDepth = nmsa_pkg::CmdQueueDepth;
   logic [$clog2(QueueDepth):0] load_q_count, compute_q_count, store_q_count;
   logic           cmd_err_valid;
   logic [3:0]     cmd_err_code;
@@ -229,8 +239,10 @@ module nmsa_top #(
     .ActEntryBytes (ActEntryBits / 8),
     .WgtRecords    (WgtRecords),
     .RecordBytes   (RecordW / 8),
-    .EpiEntries    (EpiEntries),
-    .AccEntries    (AccEntries)
+    .EpiEntries     (EpiEntries),
+    .AccEntries     (AccEntries),
+    .FetchChunkCmds (FetchChunkCmds),
+    .FetchChunks    (FetchChunks)
   ) u_cmd (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
@@ -401,7 +413,7 @@ module nmsa_top #(
   logic [63:0] dr_req_addr, dr_req_stride;
   logic [15:0] dr_req_row_bytes, dr_req_rows;
   logic        owner_in_ready, owner_valid, owner, grant_cf;
-  logic [$clog2(nmsa_pkg::ReadRequests):0] owner_count;
+  logic [$clog2(ReadRequests):0] owner_count;
 
   // One request register in front of the DMA: a request, once taken from fetch (priority) or
   // load, stays presented unchanged until the DMA accepts it, whatever its requester does
@@ -444,7 +456,7 @@ module nmsa_top #(
   end
 
   // Data returns in request order: a FIFO of owners routes it (0 fetch, 1 load).
-  nmsa_fifo #(.Width (1), .Depth (nmsa_pkg::ReadRequests)) u_owner (
+  nmsa_fifo #(.Width (1), .Depth (ReadRequests)) u_owner (
     .clk_i (clk_i), .rst_ni (rst_ni), .flush_i (1'b0),
     .in_valid_i (dr_req_valid && dr_req_ready), .in_ready_o (owner_in_ready),
     .in_data_i (rq_owner_q),
@@ -582,7 +594,7 @@ module nmsa_top #(
     .WgtBeats  (WgtBeats),
     .EpiBeats  (EpiSubBeats),
     .EpiGroups (EpiGroups),
-    .PendDepth (nmsa_pkg::PendingLoads)
+    .PendDepth (PendingLoads)
   ) u_load (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),

@@ -27,6 +27,7 @@ struct OneTileProgram {
   static constexpr std::uint64_t kOutBase = 0x40000;
 
   int rows = 0, cols = 0, vectors = 0;
+  int bus_bytes = 8;  // the AXI data width, in bytes
   NmPattern pattern;
   bool sparse = true;
   MatrixI8 x, w;
@@ -40,6 +41,9 @@ struct OneTileProgram {
     pattern.n = static_cast<int>((cap & regs::CAP_ARRAY_N_MASK) >> regs::CAP_ARRAY_N_SHIFT);
     pattern.m = static_cast<int>((cap & regs::CAP_ARRAY_M_MASK) >> regs::CAP_ARRAY_M_SHIFT);
     sparse = (cap & regs::CAP_ARRAY_SPARSE_MASK) != 0;
+    const std::uint32_t widths = sim.read_reg(regs::CAP_WIDTHS_OFFSET);
+    bus_bytes = static_cast<int>((widths & regs::CAP_WIDTHS_AXI_DATA_W_MASK) >>
+                                 regs::CAP_WIDTHS_AXI_DATA_W_SHIFT) / 8;
     const int k = rows * lanes();
     x = random_i8(vectors, k, rng);
     w = random_i8(cols, k, rng);
@@ -70,7 +74,8 @@ struct OneTileProgram {
   int meta_bits() const { return sparse ? pattern.meta_bits() : 0; }  // per column in a record
   std::uint16_t record_bytes() const {
     const int payload_bits = cols * pattern.n * 8 + cols * meta_bits();
-    return static_cast<std::uint16_t>((payload_bits + 63) / 64 * 8);
+    const int word_bits = 8 * bus_bytes;
+    return static_cast<std::uint16_t>((payload_bits + word_bits - 1) / word_bits * bus_bytes);
   }
   std::uint64_t record_address(int pe_row) const {
     return kWgtBase + static_cast<std::uint64_t>(record_bytes()) * pe_row;

@@ -4,6 +4,7 @@
 // read-only behaviour, byte strobes, undefined addresses, counters, an empty command stream.
 #include <gtest/gtest.h>
 
+#include "nmsa/device_caps.hpp"
 #include "nmsa/regs.hpp"
 #include "nmsa/tb/sim_context.hpp"
 #include "nmsa/tb/top_sim.hpp"
@@ -34,14 +35,16 @@ TEST_P(TopCsrTest, ResetValuesAndCapabilities) {
   const std::uint32_t cap = sim_->read_reg(r::CAP_ARRAY_OFFSET);
   const unsigned rows = (cap & r::CAP_ARRAY_ROWS_MASK) >> r::CAP_ARRAY_ROWS_SHIFT;
   const unsigned cols = (cap & r::CAP_ARRAY_COLS_MASK) >> r::CAP_ARRAY_COLS_SHIFT;
-  EXPECT_TRUE(rows == 4 || rows == 8 || rows == 16) << rows;
-  EXPECT_EQ(rows, cols);
+  const DeviceCaps want = DeviceCaps::named(GetParam());
+  EXPECT_EQ(rows, static_cast<unsigned>(want.rows));
+  EXPECT_EQ(cols, static_cast<unsigned>(want.cols));
   EXPECT_EQ((cap & r::CAP_ARRAY_N_MASK) >> r::CAP_ARRAY_N_SHIFT, 2u);
   EXPECT_EQ((cap & r::CAP_ARRAY_M_MASK) >> r::CAP_ARRAY_M_SHIFT, 4u);
   const std::uint32_t widths = sim_->read_reg(r::CAP_WIDTHS_OFFSET);
   EXPECT_EQ((widths & r::CAP_WIDTHS_DATA_W_MASK) >> r::CAP_WIDTHS_DATA_W_SHIFT, 8u);
   EXPECT_EQ((widths & r::CAP_WIDTHS_ACC_W_MASK) >> r::CAP_WIDTHS_ACC_W_SHIFT, 32u);
-  EXPECT_EQ((widths & r::CAP_WIDTHS_AXI_DATA_W_MASK) >> r::CAP_WIDTHS_AXI_DATA_W_SHIFT, 64u);
+  EXPECT_EQ((widths & r::CAP_WIDTHS_AXI_DATA_W_MASK) >> r::CAP_WIDTHS_AXI_DATA_W_SHIFT,
+            static_cast<unsigned>(want.axi_data_w));
   EXPECT_GT(sim_->read_reg(r::CAP_ACT_ENTRIES_OFFSET), 0u);
   EXPECT_GT(sim_->read_reg(r::CAP_ACC_ENTRIES_OFFSET), 0u);
   EXPECT_EQ(sim_->read_reg(r::STATUS_OFFSET), 0u);

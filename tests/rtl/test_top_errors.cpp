@@ -104,7 +104,9 @@ TEST_P(TopSparseErrorTest, IllegalMetadata) {
 }
 
 TEST_P(TopErrorTest, SlverrOnActivationLoad) {
-  sim_->memory().inject_error(OneTileProgram::kActBase + 8, 8, tb::AxiResp::kSlvErr);
+  // One beat of the bus answers SLVERR.
+  const auto beat = static_cast<std::uint64_t>(program_->bus_bytes);
+  sim_->memory().inject_error(OneTileProgram::kActBase + beat, beat, tb::AxiResp::kSlvErr);
   const std::uint32_t status = program_->run(*sim_);
   EXPECT_EQ(sim_->read_counter(r::AXI_ERRORS_LO_OFFSET), 1u);
   expect_error_then_recovery(status, 2, 1);
@@ -183,11 +185,12 @@ TEST_P(TopErrorTest, BadRange) {
 }
 
 TEST_P(TopErrorTest, BadAlign) {
+  const int half_beat = program_->bus_bytes / 2;
   auto cmds = program_->commands;
-  cmds[1].host_address += 4;
+  cmds[1].host_address += half_beat;
   expect_error_then_recovery(program_->run(*sim_, cmds), 7, 1);
   cmds = program_->commands;
-  cmds[4].host_stride = program_->out_row_bytes() + 4;
+  cmds[4].host_stride = program_->out_row_bytes() + half_beat;
   expect_error_then_recovery(program_->run(*sim_, cmds), 7, 4);
 }
 
@@ -240,7 +243,8 @@ TEST_P(TopErrorTest, TokenCounterOverflowIsBadDeps) {
 // CMD_BASE must be aligned to the AXI beat like every host address.
 TEST_P(TopErrorTest, MisalignedCommandBase) {
   program_->write_commands(sim_->memory(), program_->commands);
-  sim_->write_reg(r::CMD_BASE_LO_OFFSET, static_cast<std::uint32_t>(OneTileProgram::kCmdBase + 4));
+  sim_->write_reg(r::CMD_BASE_LO_OFFSET,
+                  static_cast<std::uint32_t>(OneTileProgram::kCmdBase + program_->bus_bytes / 2));
   sim_->write_reg(r::CMD_COUNT_OFFSET, 5);
   sim_->write_reg(r::CTRL_OFFSET, r::CTRL_START_MASK | r::CTRL_IRQ_EN_MASK);
   sim_->wait_idle(100000, 8);

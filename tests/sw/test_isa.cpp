@@ -208,6 +208,12 @@ TEST(DeviceCaps, DerivedSizesOfTheNamedConfigurations) {
   const DeviceCaps x = DeviceCaps::named("xlarge");
   EXPECT_EQ(x.act_entry_bytes(), 128);     // 32 rows x M = 4 bytes: 16 beats of 64 bits
   EXPECT_EQ(x.weight_record_bytes(), 80);  // 64 values + 16 metadata bytes
+  const DeviceCaps t = DeviceCaps::named("tiny");
+  EXPECT_EQ(t.act_entry_bytes(), 8);       // two beats of the 32-bit bus: 2 rows x M = 4 bytes
+  EXPECT_EQ(t.weight_record_bytes(), 8);   // 4 values + 1 metadata byte, padded to 8
+  EXPECT_EQ(t.epi_entry_bytes(), 24);
+  EXPECT_EQ(t.epi_groups(), 2);
+  EXPECT_EQ(t.store_rows, 8);              // (7 + 2 + 4) / 2 + 2 = 8
   EXPECT_THROW(DeviceCaps::named("huge"), std::invalid_argument);
 }
 
@@ -222,7 +228,7 @@ TEST(DeviceCaps, NamedConfigurationsMatchRtlConfigsJson) {
   const std::string json = text.str();
   int compared = 0;
   for (const char* name :
-       {"small", "default", "large", "small_1of4", "small_2of8", "dense_only", "xlarge"}) {
+       {"small", "default", "large", "small_1of4", "small_2of8", "dense_only", "xlarge", "tiny"}) {
     const std::regex entry(std::string("\"") + name + "\"\\s*:\\s*\\{([^}]*)\\}");
     std::smatch m;
     if (!std::regex_search(json, m, entry)) {
@@ -252,6 +258,11 @@ TEST(DeviceCaps, NamedConfigurationsMatchRtlConfigsJson) {
     EXPECT_EQ(v["acc_entries"], static_cast<long>(c.acc_entries));
     EXPECT_EQ(v["sparse"], c.sparse_supported ? 1 : 0);
     EXPECT_EQ(v["epi_lanes"], c.epi_lanes);
+    EXPECT_EQ(v["queue_depth"], c.queue_depth);
+    EXPECT_EQ(v["fetch_chunk_cmds"], c.fetch_chunk);
+    EXPECT_EQ(v["fetch_chunks"], c.fetch_chunks);
+    EXPECT_EQ(v["pending_loads"], c.pending_loads);
+    EXPECT_EQ(v["read_requests"], c.read_requests);
     ++compared;
   }
   std::cout << "[ configs  ] " << compared << " configurations with capacities compared with "

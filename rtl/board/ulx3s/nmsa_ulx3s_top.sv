@@ -19,7 +19,12 @@ module nmsa_ulx3s_top #(
   parameter int unsigned EpiEntries = 16,
   parameter int unsigned AccEntries = 256,
   parameter bit          Sparse     = 1'b1,
-  parameter int unsigned EpiLanes   = 4
+  parameter int unsigned EpiLanes   = 4,
+  parameter int unsigned QueueDepth     = nmsa_pkg::CmdQueueDepth,
+  parameter int unsigned FetchChunkCmds = nmsa_pkg::FetchChunkCmds,
+  parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
+  parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
+  parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests
 ) (
   input  logic       clk_25mhz_i,   // on-board oscillator
   input  logic       ftdi_txd_i,    // FT231X TXD: bytes from the host
@@ -65,6 +70,11 @@ module nmsa_ulx3s_top #(
     .AccEntries  (AccEntries),
     .Sparse      (Sparse),
     .EpiLanes    (EpiLanes),
+    .QueueDepth     (QueueDepth),
+    .FetchChunkCmds (FetchChunkCmds),
+    .FetchChunks    (FetchChunks),
+    .PendingLoads   (PendingLoads),
+    .ReadRequests   (ReadRequests),
     .ClkHz       (ClkHz),
     .ClksPerBit  (ClkHz / Baud),
     .TimeoutClks (ClkHz / 50),

@@ -190,6 +190,9 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
   //     command processor takes at most 64 bits), so it shows where a bigger array stops paying.
   //   dense_only: default with the N:M support compiled out (same multipliers), the baseline
   //     of the equal-area comparison (docs/fpga.md).
+  //   tiny: 2 x 2 with small's buffers on a 32-bit AXI bus, one epilogue lane, queues of two
+  //     commands and a fetch FIFO of one request of two: the configuration made to fit an iCE40
+  //     (docs/fpga.md, "iCE40").
   DeviceCaps c;
   if (name == "small" || name == "small_1of4" || name == "small_2of8") {
     c.rows = 4;
@@ -201,6 +204,20 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
     c.wgt_records = 64;
     c.epi_entries = 16;
     c.acc_entries = 256;
+  } else if (name == "tiny") {
+    c.rows = 2;
+    c.cols = 2;
+    c.act_entries = 256;
+    c.wgt_records = 64;
+    c.epi_entries = 16;
+    c.acc_entries = 256;
+    c.axi_data_w = 32;
+    c.epi_lanes = 1;
+    c.queue_depth = 2;
+    c.fetch_chunk = 2;
+    c.fetch_chunks = 1;
+    c.pending_loads = 2;
+    c.read_requests = 2;
   } else if (name == "default") {
     // the member defaults
   } else if (name == "dense_only") {
@@ -224,7 +241,7 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
   } else {
     throw std::invalid_argument(
         "unknown device configuration '" + std::string(name) +
-        "' (small, default, large, xlarge, small_1of4, small_2of8, dense_only)");
+        "' (small, default, large, xlarge, small_1of4, small_2of8, dense_only, tiny)");
   }
   // Derived as nmsa_top derives them: ROWS + COLS + PeLatency - 2, and a row-FIFO credit for
   // every row in flight through the epilogue, rounded up to a power of two.

@@ -385,7 +385,7 @@ inline constexpr std::array<FieldInfo, 64> FIELDS{{
     {"ADDR", 0, 32, 0xFFFFFFFF, Access::RW, 0x0, false, ""},  // CMD_BASE_LO
     {"ADDR", 0, 32, 0xFFFFFFFF, Access::RW, 0x0, false, ""},  // CMD_BASE_HI
     {"COUNT", 0, 32, 0xFFFFFFFF, Access::RW, 0x0, false, ""},  // CMD_COUNT
-    {"QUEUE_DEPTH", 0, 8, 0x000000FF, Access::RO, 0x0, true, "CmdQueueDepth"},  // CAP_QUEUES
+    {"QUEUE_DEPTH", 0, 8, 0x000000FF, Access::RO, 0x0, true, "QueueDepth"},  // CAP_QUEUES
     {"FETCH_CHUNK", 8, 8, 0x0000FF00, Access::RO, 0x0, true, "FetchChunkCmds"},  // CAP_QUEUES
     {"FETCH_CHUNKS", 16, 8, 0x00FF0000, Access::RO, 0x0, true, "FetchChunks"},  // CAP_QUEUES
     {"PENDING_LOADS", 24, 8, 0xFF000000, Access::RO, 0x0, true, "PendingLoads"},  // CAP_QUEUES

@@ -68,6 +68,9 @@ std::string trace_if_requested(TopSim& sim, const std::string& name);
 std::string write_gtkw(const std::string& fst_path);
 
 std::vector<std::string> top_config_names();
+// The model of configuration `config` with its host memory. The memory's bus is the
+// configuration's AXI data width: memory.data_bytes is set from it (the other fields, latency,
+// faults and so on, are the caller's).
 std::unique_ptr<TopSim> make_top_sim(const std::string& config, const AxiMemoryConfig& memory,
                                      std::uint64_t seed);
 
