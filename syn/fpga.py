@@ -229,9 +229,10 @@ def netlist_digest(netlist):
     too) and the attributes of $scopeinfo cells (Yosys' record of the hierarchy that flattening
     removed, naming each instance's module with a hash of its parameters): nextpnr's JSON
     frontend reads no parameter defaults and skips a $scopeinfo cell once it has read its type,
-    and it keeps a src attribute only as text. Two netlists with one digest are the same cells, nets and names from the same Yosys
-    (the file names its version), so their place and route is the same run, however the RTL's
-    lines moved or the parameters a configuration does not use changed."""
+    and it keeps a src attribute only as text. Two netlists with one digest are the same cells,
+    nets and names from the same Yosys (the file names its version), so their place and route
+    is the same run, however the RTL's lines moved or the parameters that leave this
+    configuration's logic alone changed."""
     def stripped(node):
         if isinstance(node, dict):
             out = {k: stripped(v) for k, v in node.items()
@@ -561,7 +562,7 @@ def pnr_fields(target, device, freq):
 def collect(args, out_dir):
     """The result of a place and route whose nextpnr runs finished after the flow that started
     them had stopped (interrupted, or its wrapper ended while nextpnr went on): synthesizes again,
-    refuses unless that netlist is the one the seeds were placed from up to its src attributes
+    refuses unless that netlist is the one the seeds were placed from as nextpnr reads it
     (netlist_digest: the same cells, nets and Yosys, so the result is of this RTL even when lines
     moved in it since), then reads each seed's nextpnr report."""
     work = os.path.join(out_dir, "work", f"{args.target}-{args.config}-{args.top}")
@@ -576,9 +577,9 @@ def collect(args, out_dir):
     finally:
         os.replace(os.path.join(ROOT, placed), os.path.join(ROOT, netlist))
     if result["netlist_digest"] != placed_digest:
-        raise FlowError(f"the netlist synthesized now ({result['netlist_digest']}) differs from the "
-                        f"one placed in {work} ({placed_digest}; the RTL, the configuration or "
-                        "Yosys changed): run the place and route again")
+        raise FlowError(f"the netlist synthesized now ({result['netlist_digest']}) differs from "
+                        f"the one placed in {work} ({placed_digest}; the RTL, the configuration "
+                        "or Yosys changed): run the place and route again")
     with open(os.path.join(ROOT, netlist)) as f:
         cells = json.load(f)["modules"].get(args.top, {}).get("cells", {})
     runs, constraints = [], set()
