@@ -6,8 +6,9 @@
     syn/fpga.py pnr    --target ecp5|ice40 --config NAME [--top MODULE] [--seeds 1,2,3] [--freq MHZ]
                        [--route-minutes M]
     syn/fpga.py check  --target ecp5 --config NAME --top MODULE --min-mhz F [--seeds 1]
-    syn/fpga.py collect --target ecp5 --config NAME [--top MODULE] --seeds 1,2,3
-                       the result of seeds whose nextpnr finished after the flow had stopped
+    syn/fpga.py collect --target ecp5 --config NAME [--top MODULE] --seeds 1,2,3 [--merge FILE]
+                       the result of seeds whose nextpnr finished after the flow had stopped,
+                       with the seeds of FILE (the same netlist) if given
     syn/fpga.py report [--dir build/fpga]
     syn/fpga.py bench  [--dir build/fpga] [--out build/bench/fpga.json]   (make fpga-bench)
     syn/fpga.py publish NAME...      copies build/fpga/NAME.json into syn/results (same RTL only)
@@ -589,8 +590,11 @@ def collect(args, out_dir):
             raise FlowError(f"seed {seed} has no nextpnr report ({report}): it has not finished")
         with open(os.path.join(ROOT, report)) as f:
             rep = json.load(f)
+        check_report_matches(rep, result.get("cells", {}), report)
         constraints |= {c["constraint"] for c in rep.get("fmax", {}).values()}
         runs.append(seed_result(rep, seed, None, cells))
+    if getattr(args, "merge", None):
+        runs += merged_seeds(args.merge, result, constraints, {r["seed"] for r in runs})
     if len(constraints) != 1:
         raise FlowError(f"the seeds' reports name clock constraints {sorted(constraints)}: "
                         "collect seeds of one run")
@@ -599,6 +603,34 @@ def collect(args, out_dir):
     result["collected"] = True
     result.update(seed_summary(runs))
     return result
+
+
+def check_report_matches(rep, cells, report):
+    """A nextpnr report left in a work directory may be of an earlier netlist there: the cells it
+    places of each kind the netlist names the same way (flip-flops, block RAMs, multipliers)
+    must be the netlist's."""
+    for kind, use in rep.get("utilization", {}).items():
+        if kind in cells and use["used"] != cells[kind]:
+            raise FlowError(f"{report} places {use['used']} {kind} where the netlist has "
+                            f"{cells[kind]}: it is of another netlist")
+
+
+def merged_seeds(path, result, constraints, collected):
+    """The seeds of a result file (a published one, say) placed from the same netlist, for a
+    result over them and the seeds collected now; a seed collected now replaces its entry."""
+    try:
+        with open(os.path.join(ROOT, path)) as f:
+            other = json.load(f)
+    except (OSError, ValueError) as e:
+        raise FlowError(f"cannot read {path}: {e}")
+    if other.get("netlist_digest") != result["netlist_digest"]:
+        raise FlowError(f"{path} was placed from netlist {other.get('netlist_digest')}, not "
+                        f"{result['netlist_digest']}: its seeds are of another design")
+    constraints.add(other.get("clock_constraint_mhz"))
+    runs = [r for r in other.get("seeds", []) if r["seed"] not in collected]
+    runs += [{"seed": r["seed"], "fmax_mhz": None, "stopped_after_s": r["stopped_after_s"]}
+             for r in other.get("seeds_unrouted", []) if r["seed"] not in collected]
+    return runs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -895,6 +927,10 @@ def main(argv):
         if name != "synth":
             p.add_argument("--seeds", default="1,2,3" if name in ("pnr", "collect") else "1")
             p.add_argument("--device", choices=("up5k", "hx8k"), default="up5k")
+        if name == "collect":
+            p.add_argument("--merge", default=None,
+                           help="a result file of the same netlist (e.g. syn/results/ecp5-default"
+                                ".json) whose other seeds join the result")
         if name in ("pnr", "check"):
             p.add_argument("--freq", type=float, default=None)
             p.add_argument("--jobs", type=int, default=None)

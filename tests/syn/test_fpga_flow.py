@@ -168,7 +168,8 @@ class CollectTest(unittest.TestCase):
         self.write("nmsa_top.json", self.placed)
         self.write("nmsa_top.seed2.report.json", json.dumps({
             "fmax": {"clk": {"achieved": 118.234, "constraint": 125.0}},
-            "utilization": {"TRELLIS_COMB": {"used": 23000, "available": 83640}},
+            "utilization": {"TRELLIS_COMB": {"used": 23000, "available": 83640},
+                            "TRELLIS_FF": {"used": 24071, "available": 83640}},
             "critical_paths": []}))
         self.fresh = self.placed
         self.saved = (fpga.synthesize, fpga.tool, fpga.tool_version)
@@ -188,11 +189,12 @@ class CollectTest(unittest.TestCase):
         self.write("nmsa_top.json", self.fresh)
         fresh = os.path.relpath(os.path.join(self.work, "nmsa_top.json"), ROOT)
         return ({"target": target, "config": config, "top": top, "rtl_hash": "1",
-                 "netlist_digest": fpga.netlist_digest(fresh)}, fresh)
+                 "netlist_digest": fpga.netlist_digest(fresh),
+                 "cells": {"TRELLIS_FF": 24071, "LUT4": 14000}}, fresh)
 
-    def collect(self, seeds):
+    def collect(self, seeds, merge=None):
         args = fpga.argparse.Namespace(target="ecp5", config="default", top="nmsa_top",
-                                       yosys="yowasp", seeds=seeds, device="up5k")
+                                       yosys="yowasp", seeds=seeds, device="up5k", merge=merge)
         return fpga.collect(args, self.dir)
 
     def test_reads_the_finished_seeds(self):
@@ -217,6 +219,34 @@ class CollectTest(unittest.TestCase):
                                                             "attributes": {"src": "a.sv:1"}}}})
         self.write("nmsa_top.json", self.placed)
         self.assertEqual(self.collect("2")["fmax_mhz_best"], 118.23)
+
+    def test_refuses_a_report_of_another_netlist(self):
+        self.write("nmsa_top.seed3.report.json", json.dumps({
+            "fmax": {"clk": {"achieved": 98.2, "constraint": 125.0}},
+            "utilization": {"TRELLIS_FF": {"used": 24074, "available": 83640}}}))
+        with self.assertRaisesRegex(fpga.FlowError, "places 24074 TRELLIS_FF where the netlist "
+                                                    "has 24071: it is of another netlist"):
+            self.collect("2,3")
+
+    def published(self, digest):
+        path = os.path.join(self.tmp.name, "published.json")
+        with open(path, "w") as f:
+            json.dump({"netlist_digest": digest, "clock_constraint_mhz": 125.0,
+                       "seeds": [{"seed": s, "fmax_mhz": f, "utilization": {},
+                                  "critical_path": None} for s, f in ((1, 110.0), (2, 90.0))],
+                       "seeds_unrouted": []}, f)
+        return os.path.relpath(path, ROOT)
+
+    def test_merges_the_seeds_of_a_result_of_the_same_netlist(self):
+        netlist = os.path.relpath(os.path.join(self.work, "nmsa_top.json"), ROOT)
+        r = self.collect("2", merge=self.published(fpga.netlist_digest(netlist)))
+        # Seed 2 collected now (118.23) replaces the file's seed 2; seed 1 joins from the file.
+        self.assertEqual([s["seed"] for s in r["seeds"]], [1, 2])
+        self.assertEqual((r["fmax_mhz_best"], r["fmax_mhz_median"]), (118.23, 114.12))
+
+    def test_refuses_to_merge_another_netlist(self):
+        with self.assertRaisesRegex(fpga.FlowError, "its seeds are of another design"):
+            self.collect("2", merge=self.published("0123456789abcdef"))
 
     def test_refuses_a_seed_without_a_report(self):
         with self.assertRaisesRegex(fpga.FlowError, "seed 3 has no nextpnr report"):
