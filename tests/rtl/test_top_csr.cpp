@@ -47,6 +47,13 @@ TEST_P(TopCsrTest, ResetValuesAndCapabilities) {
             static_cast<unsigned>(want.axi_data_w));
   EXPECT_GT(sim_->read_reg(r::CAP_ACT_ENTRIES_OFFSET), 0u);
   EXPECT_GT(sim_->read_reg(r::CAP_ACC_ENTRIES_OFFSET), 0u);
+  // The queue and FIFO depths of the configuration reach the registers software sizes by.
+  const DeviceCaps got = from_registers([&](std::uint32_t off) { return sim_->read_reg(off); });
+  EXPECT_EQ(got.queue_depth, want.queue_depth);
+  EXPECT_EQ(got.fetch_chunk, want.fetch_chunk);
+  EXPECT_EQ(got.fetch_chunks, want.fetch_chunks);
+  EXPECT_EQ(got.pending_loads, want.pending_loads);
+  EXPECT_EQ(got.read_requests, want.read_requests);
   EXPECT_EQ(sim_->read_reg(r::STATUS_OFFSET), 0u);
   EXPECT_EQ(sim_->read_reg(r::CTRL_OFFSET), 0u);
   EXPECT_EQ(sim_->read_reg(r::CMD_COUNT_OFFSET), 0u);
