@@ -54,6 +54,8 @@ import time
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import rtl_config  # noqa: E402  (the one mapping from configurations to parameters)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fpga_breakdown  # noqa: E402  (the per-instance cells of `modules`)
 
 # Devices. ECP5: the largest part, fastest speed grade; iCE40: the two boards' parts.
 DEVICES = {
@@ -305,73 +307,6 @@ def synthesize(target, config_name, top, which, out_dir, flatten=True):
         "synth_problems": problems,
     }
     return result, out_json
-
-
-# Cell kinds of a per-module breakdown: (column, cell types or type prefixes ending in "*").
-MODULE_KINDS = {
-    "ice40": (("LUT", ("SB_LUT4",)), ("FF", ("SB_DFF*",)), ("carry", ("SB_CARRY",)),
-              ("RAM", ("SB_RAM40_4K", "SB_SPRAM256KA")), ("DSP", ("SB_MAC16",))),
-    "ecp5": (("LUT", ("LUT4",)), ("FF", ("TRELLIS_FF",)), ("carry", ("CCU2C",)),
-             ("LUTRAM", ("TRELLIS_DPR16X4",)), ("RAM", ("DP16KD", "PDPW16KD")),
-             ("DSP", ("MULT18X18D", "ALU54B"))),
-}
-
-
-def module_breakdown(netlist, top, target):
-    """The cells of every instance of a netlist synthesized without flattening: one row per
-    instance path (its own cells, not its submodules'), counted by MODULE_KINDS[target]."""
-    kinds = MODULE_KINDS[target]
-
-    def kind_of(cell_type):
-        for column, types in kinds:
-            if any(cell_type == t or (t.endswith("*") and cell_type.startswith(t[:-1]))
-                   for t in types):
-                return column
-        return None
-
-    # Library cells are modules of the netlist too, marked as black or white boxes.
-    modules = {name: m for name, m in netlist["modules"].items()
-               if not any(int(m.get("attributes", {}).get(box, "0"), 2)
-                          for box in ("blackbox", "whitebox"))}
-    rows = []
-
-    def walk(path, module):
-        counts = {column: 0 for column, _ in kinds}
-        children = []
-        for name, cell in modules[module].get("cells", {}).items():
-            if cell["type"] in modules:
-                children.append((f"{path}.{name}" if path else name, cell["type"]))
-            elif kind_of(cell["type"]):
-                counts[kind_of(cell["type"])] += 1
-        attrs = modules[module].get("attributes", {})
-        rows.append({"instance": path or top,
-                     "module": attrs.get("hdlname", module.split("\\")[-1]), **counts})
-        for child_path, child in sorted(children):
-            walk(child_path, child)
-
-    if top not in modules:
-        raise FlowError(f"the netlist has no module {top}")
-    walk("", top)
-    return rows
-
-
-def write_breakdown(out_dir, result, rows):
-    """build/fpga/<target>-<config>[-<top>]-modules.json, and the table on stdout."""
-    columns = [c for c, _ in MODULE_KINDS[result["target"]]]
-    total = {c: sum(r[c] for r in rows) for c in columns}
-    path = result_path(out_dir, result["target"], result["config"], result["top"])
-    path = path[:-len(".json")] + "-modules.json"
-    write_json(path, {**{k: result[k] for k in ("target", "config", "top", "parameters",
-                                                 "rtl_hash", "git_revision", "yosys")},
-                      "total": total, "instances": rows})
-    order = sorted(rows, key=lambda r: (-r[columns[0]], r["instance"]))
-    print(f"{'instance':52s} {'module':18s} " + " ".join(f"{c:>6s}" for c in columns))
-    for r in order:
-        if any(r[c] for c in columns):
-            print(f"{r['instance'][:52]:52s} {r['module'][:18]:18s} "
-                  + " ".join(f"{r[c]:6d}" for c in columns))
-    print(f"{'total':52s} {'':18s} " + " ".join(f"{total[c]:6d}" for c in columns))
-    return path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -636,6 +571,24 @@ def merged_seeds(path, result, constraints, collected):
 # ---------------------------------------------------------------------------------------------
 # Result files
 # ---------------------------------------------------------------------------------------------
+
+def write_breakdown(out_dir, result, netlist):
+    """The per-instance cells of an unflattened netlist: the table on stdout, and
+    build/fpga/<target>-<config>[-<top>]-modules.json."""
+    with open(os.path.join(ROOT, netlist)) as f:
+        try:
+            rows = fpga_breakdown.module_breakdown(json.load(f), result["top"], result["target"])
+        except ValueError as e:
+            raise FlowError(str(e))
+    table, total = fpga_breakdown.breakdown_table(rows, result["target"])
+    print(table)
+    path = result_path(out_dir, result["target"], result["config"], result["top"])
+    path = path[:-len(".json")] + "-modules.json"
+    write_json(path, {**{k: result[k] for k in ("target", "config", "top", "parameters",
+                                                 "rtl_hash", "git_revision", "yosys")},
+                      "total": total, "instances": rows})
+    return path
+
 
 def result_path(out_dir, target, config, top):
     suffix = "" if top == "nmsa_top" else f"-{top}"
@@ -981,9 +934,7 @@ def main(argv):
         if args.command == "modules":
             result, netlist = synthesize(args.target, args.config, args.top, args.yosys, out_dir,
                                          flatten=False)
-            with open(os.path.join(ROOT, netlist)) as f:
-                rows = module_breakdown(json.load(f), args.top, args.target)
-            print(f"      breakdown: {write_breakdown(out_dir, result, rows)}")
+            print(f"      breakdown: {write_breakdown(out_dir, result, netlist)}")
             return 0
         if args.command == "collect":
             result = collect(args, out_dir)

@@ -11,6 +11,7 @@ import unittest
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "syn"))
 import fpga  # noqa: E402
+import fpga_breakdown  # noqa: E402
 
 
 def result(config, top, sparse, fmax, luts, dsps, ebr=0, memories=None, problems=None):
@@ -373,7 +374,7 @@ class ModuleBreakdownTest(unittest.TestCase):
     }}
 
     def test_counts_each_instance_once_by_kind(self):
-        rows = {r["instance"]: r for r in fpga.module_breakdown(self.NETLIST, "nmsa_top", "ice40")}
+        rows = {r["instance"]: r for r in fpga_breakdown.module_breakdown(self.NETLIST, "nmsa_top", "ice40")}
         self.assertEqual(sorted(rows), ["nmsa_top", "u_pe", "u_pe.u_mul", "u_q0", "u_q1"])
         self.assertEqual((rows["nmsa_top"]["LUT"], rows["nmsa_top"]["FF"]), (1, 1))
         self.assertEqual(rows["u_q1"]["module"], "nmsa_fifo")
@@ -382,9 +383,18 @@ class ModuleBreakdownTest(unittest.TestCase):
                          (1, 1, 0))   # its submodule's flops are the submodule's row
         self.assertEqual(sum(r["FF"] for r in rows.values()), 7)
 
+    def test_table_is_largest_first_with_totals(self):
+        rows = fpga_breakdown.module_breakdown(self.NETLIST, "nmsa_top", "ice40")
+        table, total = fpga_breakdown.breakdown_table(rows, "ice40")
+        lines = table.splitlines()
+        self.assertEqual(lines[1].split()[0], "nmsa_top")   # 1 LUT, ahead of the FIFOs' 1 by name
+        self.assertEqual(lines[-1].split()[1:], ["4", "7", "1", "3", "1"])
+        self.assertEqual(lines[-2].split()[0], "u_pe")     # no LUT: last
+        self.assertEqual(total["RAM"], 3)
+
     def test_unknown_top_is_an_error(self):
-        with self.assertRaisesRegex(fpga.FlowError, "no module nmsa_cmd"):
-            fpga.module_breakdown(self.NETLIST, "nmsa_cmd", "ice40")
+        with self.assertRaisesRegex(ValueError, "no module nmsa_cmd"):
+            fpga_breakdown.module_breakdown(self.NETLIST, "nmsa_cmd", "ice40")
 
 
 class CriticalPathTest(unittest.TestCase):
