@@ -194,23 +194,23 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
   //     commands and a fetch FIFO of one request of two: the configuration made to fit an iCE40
   //     (docs/fpga.md, "iCE40").
   DeviceCaps c;
+  const auto small_buffers = [&c] {
+    c.act_entries = 256;
+    c.wgt_records = 64;
+    c.epi_entries = 16;
+    c.acc_entries = 256;
+  };
   if (name == "small" || name == "small_1of4" || name == "small_2of8") {
     c.rows = 4;
     c.cols = 4;
     c.pattern = name == "small"        ? NmPattern{2, 4}
                 : name == "small_1of4" ? NmPattern{1, 4}
                                        : NmPattern{2, 8};
-    c.act_entries = 256;
-    c.wgt_records = 64;
-    c.epi_entries = 16;
-    c.acc_entries = 256;
+    small_buffers();
   } else if (name == "tiny") {
     c.rows = 2;
     c.cols = 2;
-    c.act_entries = 256;
-    c.wgt_records = 64;
-    c.epi_entries = 16;
-    c.acc_entries = 256;
+    small_buffers();
     c.axi_data_w = 32;
     c.epi_lanes = 1;
     c.queue_depth = 2;
