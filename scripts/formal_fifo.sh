@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bounded formal check of nmsa_fifo against a reference queue (tests/formal/nmsa_fifo_fv.sv),
-# depths 2 and 4, with plain Yosys + yosys-smtbmc + z3.
+# depths 2 and 4, its memory read asynchronously and (BlockRam=1, for block RAM) synchronously,
+# with plain Yosys + yosys-smtbmc + z3.
 #
 #   scripts/formal_fifo.sh [--selftest] [BUILD_DIR]      BUILD_DIR defaults to build/formal
 #
@@ -44,15 +45,15 @@ depths=(2 4)
 mutants=(1 2 3 4)
 solver_timeout=300
 
-# check DEPTH MUTANT -> 0: passed, 1: an assertion failed, 2: tool error or timeout.
+# check DEPTH BLOCKRAM MUTANT -> 0: passed, 1: an assertion failed, 2: tool error or timeout.
 check() {
-  local depth=$1 mut=$2
-  local stem="$build_dir/${top}_d${depth}"
+  local depth=$1 bram=$2 mut=$3
+  local stem="$build_dir/${top}_d${depth}_b${bram}"
   [[ "$mut" == 0 ]] || stem+="_mutant${mut}"
   rm -f "$stem".*
   cat > "$stem.ys" <<EOF
 read_verilog -sv -formal rtl/mem/nmsa_fifo.sv $harness
-chparam -set Depth $depth -set Mutant $mut $top
+chparam -set Depth $depth -set BlockRam $bram -set Mutant $mut $top
 prep -top $top
 memory_map
 opt -fast
@@ -69,29 +70,32 @@ EOF
 }
 
 failures=0
+for bram in 0 1; do
 for depth in "${depths[@]}"; do
+  what="nmsa_fifo Depth=$depth BlockRam=$bram"
   if [[ $selftest -eq 0 ]]; then
-    rc=0; check "$depth" 0 || rc=$?
+    rc=0; check "$depth" "$bram" 0 || rc=$?
     if [[ $rc -eq 0 ]]; then
-      echo "PASS  formal nmsa_fifo Depth=$depth  ($run_msg)"
+      echo "PASS  formal $what  ($run_msg)"
     else
-      echo "FAIL  formal nmsa_fifo Depth=$depth  ($run_msg)"
+      echo "FAIL  formal $what  ($run_msg)"
       failures=$((failures + 1))
     fi
   else
     for mut in "${mutants[@]}"; do
-      rc=0; check "$depth" "$mut" || rc=$?
+      rc=0; check "$depth" "$bram" "$mut" || rc=$?
       if [[ $rc -eq 1 ]]; then
-        echo "PASS  selftest nmsa_fifo Depth=$depth mutant $mut caught  ($run_msg)"
+        echo "PASS  selftest $what mutant $mut caught  ($run_msg)"
       elif [[ $rc -eq 0 ]]; then
-        echo "FAIL  selftest nmsa_fifo Depth=$depth mutant $mut survived"
+        echo "FAIL  selftest $what mutant $mut survived"
         failures=$((failures + 1))
       else
-        echo "FAIL  selftest nmsa_fifo Depth=$depth mutant $mut: $run_msg"
+        echo "FAIL  selftest $what mutant $mut: $run_msg"
         failures=$((failures + 1))
       fi
     done
   fi
+done
 done
 if [[ $failures -ne 0 ]]; then
   echo "formal_fifo.sh: $failures failure(s); outputs in $build_dir" >&2

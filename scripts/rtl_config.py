@@ -20,7 +20,7 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 # Parameters of type bit: Verilator wants a 1-bit value for them.
-BIT_PARAMS = {"Sparse"}
+BIT_PARAMS = {"Sparse", "BlockRamFifos"}
 
 # Configuration keys and the parameters they set; every configuration has every key.
 KEYS = {
@@ -29,6 +29,7 @@ KEYS = {
     "epi_entries": "EpiEntries", "acc_entries": "AccEntries", "sparse": "Sparse",
     "epi_lanes": "EpiLanes", "queue_depth": "QueueDepth", "fetch_chunk_cmds": "FetchChunkCmds",
     "fetch_chunks": "FetchChunks", "pending_loads": "PendingLoads", "read_requests": "ReadRequests",
+    "block_ram_fifos": "BlockRamFifos",
 }
 
 

@@ -30,6 +30,7 @@ module nmsa_board_core #(
   parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
   parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
   parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
+  parameter bit          BlockRamFifos  = 1'b0,
   // The board.
   parameter int unsigned ClkHz       = 25_000_000,
   parameter int unsigned ClksPerBit  = 25,             // ClkHz / baud rate
@@ -89,7 +90,8 @@ module nmsa_board_core #(
     .FetchChunkCmds (FetchChunkCmds),
     .FetchChunks    (FetchChunks),
     .PendingLoads   (PendingLoads),
-    .ReadRequests   (ReadRequests)
+    .ReadRequests   (ReadRequests),
+    .BlockRamFifos  (BlockRamFifos)
   ) u_top (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),

@@ -31,7 +31,8 @@ module nmsa_compute #(
   parameter int unsigned ActEntries = 2048,
   parameter int unsigned WgtRecords = 256,
   parameter int unsigned AccEntries = 2048,
-  parameter int unsigned RecordW    = 192   // bits of one weight record
+  parameter int unsigned RecordW    = 192,  // bits of one weight record
+  parameter bit          BlockRamFifos = 1'b0  // the accumulate FIFO in block RAM (nmsa_fifo)
 ) (
   input  logic                              clk_i,
   input  logic                              rst_ni,
@@ -382,8 +383,9 @@ module nmsa_compute #(
   // Accumulator read-add-write: read (R), register (D), add (A), write (W).
   // ---------------------------------------------------------------------------------------------
   nmsa_fifo #(
-    .Width (InfoW),
-    .Depth (InfoDepth)
+    .Width    (InfoW),
+    .Depth    (InfoDepth),
+    .BlockRam (BlockRamFifos)
   ) u_info_fifo (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),

@@ -30,7 +30,8 @@ module nmsa_store #(
   parameter int unsigned AxiDataW   = 64,
   // Finished rows the FIFO holds: enough credits for every row in flight between its read and
   // its last beat at full rate (nmsa_top derives it and reports it in CAP_PIPELINE).
-  parameter int unsigned RowSlots   = 8
+  parameter int unsigned RowSlots   = 8,
+  parameter bit          BlockRamFifos = 1'b0  // the row FIFO in block RAM (nmsa_fifo)
 ) (
   input  logic                            clk_i,
   input  logic                            rst_ni,
@@ -199,8 +200,9 @@ module nmsa_store #(
   assign fifo_in = cmd_q.flag_b ? row32_q : RowW'(row8_q);
 
   nmsa_fifo #(
-    .Width (RowW),
-    .Depth (RowSlots)
+    .Width    (RowW),
+    .Depth    (RowSlots),
+    .BlockRam (BlockRamFifos)
   ) u_rows (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),

@@ -28,7 +28,8 @@ module nmsa_cmd #(
   parameter int unsigned AccEntries    = 2048,
   // Commands per fetch request, and requests' worth of beats the fetch FIFO holds.
   parameter int unsigned FetchChunkCmds = nmsa_pkg::FetchChunkCmds,
-  parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks
+  parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
+  parameter bit          BlockRamFifos  = 1'b0   // the fetch FIFO in block RAM (nmsa_fifo)
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -162,8 +163,9 @@ module nmsa_cmd #(
   assign fifo_push  = beat_in && !abort_i;
 
   nmsa_fifo #(
-    .Width (AxiDataW),
-    .Depth (FifoDepth)
+    .Width    (AxiDataW),
+    .Depth    (FifoDepth),
+    .BlockRam (BlockRamFifos)
   ) u_beats (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),

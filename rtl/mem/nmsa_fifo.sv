@@ -10,11 +10,19 @@
 // memory's read multiplexer, and the FIFO behaves cycle for cycle as one whose head is read from
 // the memory: an entry pushed in cycle t is visible in cycle t + 1, a pop in cycle t shows the
 // next entry in cycle t + 1.
+//
+// BlockRam = 1 reads the memory synchronously, so that it maps to block RAM on a device without
+// LUT RAM (iCE40, where the asynchronous read makes every entry a flip-flop and its multiplexer
+// LUTs). The ports behave exactly as with BlockRam = 0 (scripts/formal_fifo.sh checks both): the
+// entry behind the head is read one cycle ahead, at the address that entry will have once this
+// cycle's pop is done; an entry written in that same cycle is not in the read yet, so a copy of
+// it (bypass) stands in for the read.
 `default_nettype none
 
 module nmsa_fifo #(
-  parameter int unsigned Width = 8,
-  parameter int unsigned Depth = 4
+  parameter int unsigned Width    = 8,
+  parameter int unsigned Depth    = 4,
+  parameter bit          BlockRam = 1'b0
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
@@ -38,12 +46,15 @@ module nmsa_fifo #(
     $error("nmsa_fifo: Depth must be a power of two >= 2");
   end
 
-  logic [Width-1:0] mem_q [Depth];
+  // no_rw_check: with BlockRam the read of a word written in the same cycle is never used (the
+  // bypass stands in for it), so Yosys need not add logic to define what the RAM returns then.
+  (* no_rw_check *) logic [Width-1:0] mem_q [Depth];
   logic [Width-1:0] head_d, head_q;
   logic [PtrW-1:0]  wr_idx_q, rd_next_q;   // next write; the entry behind the head
   logic [CntW-1:0]  count_d, count_q;
   logic             valid_d, valid_q, full_d, full_q;
   logic             push, pop, several;
+  logic [Width-1:0] ram_behind;   // BlockRam: the entry behind the head, from the synchronous read
 
   assign in_ready_o  = ~full_q;
   assign out_valid_o = valid_q;
@@ -63,7 +74,7 @@ module nmsa_fifo #(
     if (valid_q && !pop) begin
       head_d = head_q;
     end else if (pop && several) begin
-      head_d = mem_q[rd_next_q];
+      head_d = BlockRam ? ram_behind : mem_q[rd_next_q];
     end else begin
       head_d = in_data_i;
     end
@@ -97,6 +108,26 @@ module nmsa_fifo #(
     if (push) begin
       mem_q[wr_idx_q] <= in_data_i;
     end
+  end
+
+  if (BlockRam) begin : g_block_ram
+    logic [PtrW-1:0]  rd_addr;       // where the entry behind the head is in the next cycle
+    logic [Width-1:0] rd_data_q, bypass_data_q;
+    logic             bypass_q;
+
+    // (After a flush or a reset the read is of no use: two pushes come before an entry is
+    // behind the head, and the read is made again in every cycle.)
+    assign rd_addr = rd_next_q + PtrW'(pop);
+
+    // The read sees the memory before this cycle's write (block RAM reads the old word).
+    always_ff @(posedge clk_i) begin
+      rd_data_q     <= mem_q[rd_addr];
+      bypass_q      <= push && wr_idx_q == rd_addr;
+      bypass_data_q <= in_data_i;
+    end
+    assign ram_behind = bypass_q ? bypass_data_q : rd_data_q;
+  end else begin : g_lut_ram
+    assign ram_behind = '0;
   end
 
 `ifndef SYNTHESIS

@@ -28,6 +28,9 @@ module nmsa_top #(
   parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
   parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
   parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
+  // 1: the FIFOs sized by pipeline depth (command fetch, accumulate, store rows) read their
+  // memory synchronously, so that it maps to block RAM (nmsa_fifo's BlockRam).
+  parameter bit          BlockRamFifos  = 1'b0,
   parameter int unsigned MaxBurstBeats  = 16,
   parameter int unsigned MaxOutstanding = 16
 ) (
@@ -242,7 +245,8 @@ module nmsa_top #(
     .EpiEntries     (EpiEntries),
     .AccEntries     (AccEntries),
     .FetchChunkCmds (FetchChunkCmds),
-    .FetchChunks    (FetchChunks)
+    .FetchChunks    (FetchChunks),
+    .BlockRamFifos  (BlockRamFifos)
   ) u_cmd (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
@@ -639,7 +643,8 @@ module nmsa_top #(
     .ActEntries (ActEntries),
     .WgtRecords (WgtRecords),
     .AccEntries (AccEntries),
-    .RecordW    (RecordW)
+    .RecordW    (RecordW),
+    .BlockRamFifos (BlockRamFifos)
   ) u_compute (
     .clk_i              (clk_i),
     .rst_ni             (rst_ni),
@@ -690,7 +695,8 @@ module nmsa_top #(
     .EpiEntries (EpiEntries),
     .EpiLanes   (EpiLanes),
     .AxiDataW   (AxiDataW),
-    .RowSlots   (StoreRowSlots)
+    .RowSlots   (StoreRowSlots),
+    .BlockRamFifos (BlockRamFifos)
   ) u_store (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),

@@ -1,6 +1,7 @@
 // Copyright nmsa contributors. SPDX-License-Identifier: Apache-2.0
 //
-// Formal harness of nmsa_fifo (scripts/formal_fifo.sh): the FIFO against a reference queue
+// Formal harness of nmsa_fifo (scripts/formal_fifo.sh), with its memory read asynchronously or
+// (BlockRam) synchronously: the FIFO against a reference queue
 // written here, under every input sequence the solver finds (push, pop, flush and data free in
 // every cycle, reset in the first). Checked in every cycle after reset:
 //   - out_valid_o is 1 exactly when the reference holds an entry, in_ready_o when it is not full,
@@ -13,8 +14,9 @@
 `default_nettype none
 
 module nmsa_fifo_fv #(
-  parameter int unsigned Depth  = 4,
-  parameter int unsigned Mutant = 0
+  parameter int unsigned Depth    = 4,
+  parameter bit          BlockRam = 1'b0,
+  parameter int unsigned Mutant   = 0
 ) (
   input logic       clk_i,
   input logic       rst_ni,
@@ -30,7 +32,7 @@ module nmsa_fifo_fv #(
   logic [Width-1:0] out_data;
   logic [PtrW:0]    count;
 
-  nmsa_fifo #(.Width(Width), .Depth(Depth)) dut (
+  nmsa_fifo #(.Width(Width), .Depth(Depth), .BlockRam(BlockRam)) dut (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
     .flush_i     (flush_i),

@@ -26,7 +26,8 @@ module nmsa_icebreaker_top #(
   parameter int unsigned FetchChunkCmds = nmsa_pkg::FetchChunkCmds,
   parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
   parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
-  parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests
+  parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
+  parameter bit          BlockRamFifos  = 1'b0
 ) (
   input  logic       clk_12mhz_i,
   input  logic       uart_rx_i,     // bytes from the host
@@ -77,6 +78,7 @@ module nmsa_icebreaker_top #(
     .FetchChunks    (FetchChunks),
     .PendingLoads   (PendingLoads),
     .ReadRequests   (ReadRequests),
+    .BlockRamFifos  (BlockRamFifos),
     .ClkHz       (ClkHz),
     .ClksPerBit  (ClkHz / Baud),
     .TimeoutClks (ClkHz / 50),

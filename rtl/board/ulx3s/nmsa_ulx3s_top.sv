@@ -24,7 +24,8 @@ module nmsa_ulx3s_top #(
   parameter int unsigned FetchChunkCmds = nmsa_pkg::FetchChunkCmds,
   parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
   parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
-  parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests
+  parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
+  parameter bit          BlockRamFifos  = 1'b0
 ) (
   input  logic       clk_25mhz_i,   // on-board oscillator
   input  logic       ftdi_txd_i,    // FT231X TXD: bytes from the host
@@ -75,6 +76,7 @@ module nmsa_ulx3s_top #(
     .FetchChunks    (FetchChunks),
     .PendingLoads   (PendingLoads),
     .ReadRequests   (ReadRequests),
+    .BlockRamFifos  (BlockRamFifos),
     .ClkHz       (ClkHz),
     .ClksPerBit  (ClkHz / Baud),
     .TimeoutClks (ClkHz / 50),
