@@ -579,8 +579,9 @@ def render_sv(m):
             w("  parameter logic [%d:0] NMSA_%s_%s = %s;"
               % (e["width"] - 1, e["name"], val["name"], sv_hex(e["width"], val["value"])))
     w("")
-    w("  // 64-bit performance counters: counter i has its _LO register at NMSA_COUNTERS_BASE + 8*i")
-    w("  // and its _HI register 4 bytes above. Reading _LO latches the upper half for _HI.")
+    w("  // Performance counters of CAP_WIDTHS.COUNTER_W bits: counter i has its _LO register at")
+    w("  // NMSA_COUNTERS_BASE + 8*i and its _HI register 4 bytes above. Reading _LO latches the upper")
+    w("  // half for _HI.")
     w("  parameter int unsigned NMSA_NUM_COUNTERS = %d;" % len(m.counters))
     w("  parameter logic [%d:0] NMSA_COUNTERS_BASE = %s;" % (aw - 1, sv_hex(aw, m.counters_base)))
     for c in m.counters:
@@ -685,8 +686,9 @@ def render_hpp(m):
         w("  return \"value outside the enumeration\";")
         w("}")
         w("")
-    w("// 64-bit performance counters: counter i has its _LO register at COUNTERS_BASE + 8 * i and its")
-    w("// _HI register 4 bytes above. Read _LO first: it latches the upper half that _HI returns.")
+    w("// Performance counters of CAP_WIDTHS.COUNTER_W bits: counter i has its _LO register at")
+    w("// COUNTERS_BASE + 8 * i and its _HI register 4 bytes above. Read _LO first: it latches the upper")
+    w("// half that _HI returns.")
     w("constexpr std::uint32_t COUNTERS_BASE = 0x%03X;" % m.counters_base)
     w("constexpr std::size_t NUM_COUNTERS = %d;" % len(m.counters))
     for c in m.counters:

@@ -29,7 +29,7 @@ KEYS = {
     "epi_entries": "EpiEntries", "acc_entries": "AccEntries", "sparse": "Sparse",
     "epi_lanes": "EpiLanes", "queue_depth": "QueueDepth", "fetch_chunk_cmds": "FetchChunkCmds",
     "fetch_chunks": "FetchChunks", "pending_loads": "PendingLoads", "read_requests": "ReadRequests",
-    "block_ram_fifos": "BlockRamFifos",
+    "block_ram_fifos": "BlockRamFifos", "counter_w": "CounterW",
 }
 
 

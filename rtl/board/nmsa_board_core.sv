@@ -31,6 +31,7 @@ module nmsa_board_core #(
   parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
   parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
   parameter bit          BlockRamFifos  = 1'b0,
+  parameter int unsigned CounterW       = 64,
   // The board.
   parameter int unsigned ClkHz       = 25_000_000,
   parameter int unsigned ClksPerBit  = 25,             // ClkHz / baud rate
@@ -91,7 +92,8 @@ module nmsa_board_core #(
     .FetchChunks    (FetchChunks),
     .PendingLoads   (PendingLoads),
     .ReadRequests   (ReadRequests),
-    .BlockRamFifos  (BlockRamFifos)
+    .BlockRamFifos  (BlockRamFifos),
+    .CounterW       (CounterW)
   ) u_top (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),

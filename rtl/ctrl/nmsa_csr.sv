@@ -3,7 +3,7 @@
 // Control and status registers behind an AXI4-Lite slave. The map is generated from
 // rtl/regs/nmsa_regs.json into nmsa_reg_pkg (docs/registers.md describes every register and the
 // bus rules implemented here). Run control (start, busy, done, errors) lives in the top; this block
-// holds the configuration, the interrupt status and the 64-bit performance counters.
+// holds the configuration, the interrupt status and the performance counters (CounterW bits).
 `default_nettype none
 
 module nmsa_csr #(
@@ -30,6 +30,9 @@ module nmsa_csr #(
   parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
   parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
   parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
+  // Bits of each performance counter, 33 to 64 (CAP_WIDTHS.COUNTER_W): a counter wraps modulo
+  // 2^CounterW; its HI register holds bits [CounterW-1:32], zero-extended.
+  parameter int unsigned CounterW       = 64,
   parameter int unsigned IncW       = 16     // width of one counter increment
 ) (
   input  logic                      clk_i,
@@ -83,6 +86,9 @@ module nmsa_csr #(
       nmsa_pkg::EpiLatency > 255) begin : g_bad_caps
     $error("nmsa_csr: a capability does not fit its register field");
   end
+  if (CounterW < 33 || CounterW > 64) begin : g_bad_counter_w
+    $error("nmsa_csr: CounterW must be 33 to 64 (a HI register of at least one bit)");
+  end
 
   // ---------------------------------------------------------------------------------------------
   // Registers
@@ -90,10 +96,10 @@ module nmsa_csr #(
   logic        irq_en_d, irq_en_q;
   logic [31:0] base_lo_d, base_lo_q, base_hi_d, base_hi_q, count_d, count_q;
   logic        irq_done_d, irq_done_q, irq_error_d, irq_error_q;
-  logic [63:0] cnt_d [NumCnt];
-  logic [63:0] cnt_q [NumCnt];
-  logic [31:0] shadow_d [NumCnt];
-  logic [31:0] shadow_q [NumCnt];
+  logic [CounterW-1:0]  cnt_d [NumCnt];
+  logic [CounterW-1:0]  cnt_q [NumCnt];
+  logic [CounterW-33:0] shadow_d [NumCnt];
+  logic [CounterW-33:0] shadow_q [NumCnt];
 
   // ---------------------------------------------------------------------------------------------
   // AXI4-Lite: one write and one read at a time; a write needs address and data together.
@@ -152,6 +158,7 @@ module nmsa_csr #(
     cap_widths[nmsa_reg_pkg::NMSA_CAP_WIDTHS_DATA_W_LSB +: 8]     = 8'(DataW);
     cap_widths[nmsa_reg_pkg::NMSA_CAP_WIDTHS_ACC_W_LSB +: 8]      = 8'(AccW);
     cap_widths[nmsa_reg_pkg::NMSA_CAP_WIDTHS_AXI_DATA_W_LSB +: 8] = 8'(AxiDataW);
+    cap_widths[nmsa_reg_pkg::NMSA_CAP_WIDTHS_COUNTER_W_LSB +: 8]  = 8'(CounterW);
     cap_queues = '0;
     cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_QUEUE_DEPTH_LSB +: 8]   = 8'(QueueDepth);
     cap_queues[nmsa_reg_pkg::NMSA_CAP_QUEUES_FETCH_CHUNK_LSB +: 8]   = 8'(FetchChunkCmds);
@@ -207,7 +214,7 @@ module nmsa_csr #(
           end
           if (rd_addr == nmsa_reg_pkg::NMSA_COUNTERS_BASE + 12'(8 * i + 4)) begin
             rd_hit   = 1'b1;
-            rd_value = shadow_q[i];
+            rd_value = 32'(shadow_q[i]);
           end
         end
       end
@@ -268,10 +275,10 @@ module nmsa_csr #(
     if (irq_error_set_i) irq_error_d = 1'b1;
 
     for (int unsigned i = 0; i < NumCnt; i++) begin
-      cnt_d[i]    = cnt_q[i] + 64'(cnt_inc_i[i*IncW +: IncW]);
+      cnt_d[i]    = cnt_q[i] + CounterW'(cnt_inc_i[i*IncW +: IncW]);
       shadow_d[i] = shadow_q[i];
       if (rd_fire && rd_addr == nmsa_reg_pkg::NMSA_COUNTERS_BASE + 12'(8 * i)) begin
-        shadow_d[i] = cnt_q[i][63:32];
+        shadow_d[i] = cnt_q[i][CounterW-1:32];
       end
     end
 

@@ -26,7 +26,7 @@ package nmsa_reg_pkg;
 
   // VERSION (ro)
   parameter logic [11:0] NMSA_VERSION_OFFSET = 12'h004;
-  parameter logic [31:0] NMSA_VERSION_RESET = 32'h00000200;
+  parameter logic [31:0] NMSA_VERSION_RESET = 32'h00000300;
   parameter int unsigned NMSA_VERSION_PATCH_LSB = 0;
   parameter int unsigned NMSA_VERSION_PATCH_WIDTH = 8;
   parameter logic [31:0] NMSA_VERSION_PATCH_MASK = 32'h000000FF;
@@ -34,7 +34,7 @@ package nmsa_reg_pkg;
   parameter int unsigned NMSA_VERSION_MINOR_LSB = 8;
   parameter int unsigned NMSA_VERSION_MINOR_WIDTH = 8;
   parameter logic [31:0] NMSA_VERSION_MINOR_MASK = 32'h0000FF00;
-  parameter logic [7:0] NMSA_VERSION_MINOR_RESET = 8'h02;
+  parameter logic [7:0] NMSA_VERSION_MINOR_RESET = 8'h03;
   parameter int unsigned NMSA_VERSION_MAJOR_LSB = 16;
   parameter int unsigned NMSA_VERSION_MAJOR_WIDTH = 8;
   parameter logic [31:0] NMSA_VERSION_MAJOR_MASK = 32'h00FF0000;
@@ -77,6 +77,10 @@ package nmsa_reg_pkg;
   parameter int unsigned NMSA_CAP_WIDTHS_AXI_DATA_W_WIDTH = 8;
   parameter logic [31:0] NMSA_CAP_WIDTHS_AXI_DATA_W_MASK = 32'h00FF0000;
   // NMSA_CAP_WIDTHS_AXI_DATA_W_RESET: top-level parameter AxiDataW
+  parameter int unsigned NMSA_CAP_WIDTHS_COUNTER_W_LSB = 24;
+  parameter int unsigned NMSA_CAP_WIDTHS_COUNTER_W_WIDTH = 8;
+  parameter logic [31:0] NMSA_CAP_WIDTHS_COUNTER_W_MASK = 32'hFF000000;
+  // NMSA_CAP_WIDTHS_COUNTER_W_RESET: top-level parameter CounterW
 
   // CAP_ACT_ENTRIES (ro)
   parameter logic [11:0] NMSA_CAP_ACT_ENTRIES_OFFSET = 12'h010;
@@ -255,8 +259,9 @@ package nmsa_reg_pkg;
   parameter logic [3:0] NMSA_ERR_CODE_BAD_ALIGN = 4'h7;
   parameter logic [3:0] NMSA_ERR_CODE_BAD_DEPS = 4'h8;
 
-  // 64-bit performance counters: counter i has its _LO register at NMSA_COUNTERS_BASE + 8*i
-  // and its _HI register 4 bytes above. Reading _LO latches the upper half for _HI.
+  // Performance counters of CAP_WIDTHS.COUNTER_W bits: counter i has its _LO register at
+  // NMSA_COUNTERS_BASE + 8*i and its _HI register 4 bytes above. Reading _LO latches the upper
+  // half for _HI.
   parameter int unsigned NMSA_NUM_COUNTERS = 12;
   parameter logic [11:0] NMSA_COUNTERS_BASE = 12'h100;
   parameter int unsigned NMSA_CNT_CYCLES_TOTAL_IDX = 0;

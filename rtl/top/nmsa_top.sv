@@ -31,6 +31,8 @@ module nmsa_top #(
   // 1: the FIFOs sized by pipeline depth (command fetch, accumulate, store rows) read their
   // memory synchronously, so that it maps to block RAM (nmsa_fifo's BlockRam).
   parameter bit          BlockRamFifos  = 1'b0,
+  // Bits of each performance counter, 33 to 64 (nmsa_csr; CAP_WIDTHS.COUNTER_W).
+  parameter int unsigned CounterW       = 64,
   parameter int unsigned MaxBurstBeats  = 16,
   parameter int unsigned MaxOutstanding = 16
 ) (
@@ -169,6 +171,7 @@ module nmsa_top #(
     .FetchChunks    (FetchChunks),
     .PendingLoads   (PendingLoads),
     .ReadRequests   (ReadRequests),
+    .CounterW       (CounterW),
     .IncW       (IncW)
   ) u_csr (
     .clk_i           (clk_i),

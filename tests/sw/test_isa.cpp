@@ -263,6 +263,7 @@ TEST(DeviceCaps, NamedConfigurationsMatchRtlConfigsJson) {
     EXPECT_EQ(v["fetch_chunks"], c.fetch_chunks);
     EXPECT_EQ(v["pending_loads"], c.pending_loads);
     EXPECT_EQ(v["read_requests"], c.read_requests);
+    EXPECT_EQ(v["counter_w"], c.counter_w);
     ++compared;
   }
   std::cout << "[ configs  ] " << compared << " configurations with capacities compared with "
@@ -283,7 +284,8 @@ FakeRegisters registers_of(int rows, int cols, int n, int m, int axi, std::uint3
   r.values[regs::ID_OFFSET] = regs::ID_RESET;
   r.values[regs::CAP_ARRAY_OFFSET] =
       static_cast<std::uint32_t>(rows | cols << 8 | n << 16 | m << 20 | 1 << 24);
-  r.values[regs::CAP_WIDTHS_OFFSET] = static_cast<std::uint32_t>(8 | 32 << 8 | axi << 16);
+  r.values[regs::CAP_WIDTHS_OFFSET] =
+      static_cast<std::uint32_t>(8 | 32 << 8 | axi << 16) | 40u << 24;  // 40-bit counters
   r.values[regs::CAP_ACT_ENTRIES_OFFSET] = act;
   r.values[regs::CAP_WGT_RECORDS_OFFSET] = wgt;
   r.values[regs::CAP_EPI_ENTRIES_OFFSET] = epi;
@@ -305,6 +307,7 @@ TEST(DeviceCaps, FromRegistersReadsEveryField) {
   EXPECT_EQ(c.data_w, 8);
   EXPECT_EQ(c.acc_w, 32);
   EXPECT_EQ(c.axi_data_w, 128);
+  EXPECT_EQ(c.counter_w, 40);
   EXPECT_EQ(c.act_entries, 1000u);
   EXPECT_EQ(c.wgt_records, 300u);
   EXPECT_EQ(c.epi_entries, 40u);
@@ -364,6 +367,16 @@ TEST(DeviceCaps, FromRegistersRejectsNonsense) {
   FakeRegisters narrow_acc = registers_of(8, 8, 2, 4, 64, 2048, 256, 64, 2048);
   narrow_acc.values[regs::CAP_WIDTHS_OFFSET] = 8 | 24 << 8 | 64 << 16;
   expect_error(narrow_acc, "ACC_W");
+  FakeRegisters narrow_counters = registers_of(8, 8, 2, 4, 64, 2048, 256, 64, 2048);
+  narrow_counters.values[regs::CAP_WIDTHS_OFFSET] = 8 | 32 << 8 | 64 << 16 | 32u << 24;
+  expect_error(narrow_counters, "COUNTER_W = 32");
+}
+
+// Register map 0.2 had no COUNTER_W field: a device that reads 0 there has 64-bit counters.
+TEST(DeviceCaps, CounterWidthOfAnOlderDeviceIs64) {
+  FakeRegisters r = registers_of(8, 8, 2, 4, 64, 2048, 256, 64, 2048);
+  r.values[regs::CAP_WIDTHS_OFFSET] &= ~regs::CAP_WIDTHS_COUNTER_W_MASK;
+  EXPECT_EQ(from_registers(r).counter_w, 64);
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ module nmsa_icebreaker_top #(
   parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
   parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
   parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
-  parameter bit          BlockRamFifos  = 1'b0
+  parameter bit          BlockRamFifos  = 1'b0,
+  parameter int unsigned CounterW       = 64
 ) (
   input  logic       clk_12mhz_i,
   input  logic       uart_rx_i,     // bytes from the host
@@ -79,6 +80,7 @@ module nmsa_icebreaker_top #(
     .PendingLoads   (PendingLoads),
     .ReadRequests   (ReadRequests),
     .BlockRamFifos  (BlockRamFifos),
+    .CounterW       (CounterW),
     .ClkHz       (ClkHz),
     .ClksPerBit  (ClkHz / Baud),
     .TimeoutClks (ClkHz / 50),

@@ -25,7 +25,8 @@ module nmsa_ulx3s_top #(
   parameter int unsigned FetchChunks    = nmsa_pkg::FetchChunks,
   parameter int unsigned PendingLoads   = nmsa_pkg::PendingLoads,
   parameter int unsigned ReadRequests   = nmsa_pkg::ReadRequests,
-  parameter bit          BlockRamFifos  = 1'b0
+  parameter bit          BlockRamFifos  = 1'b0,
+  parameter int unsigned CounterW       = 64
 ) (
   input  logic       clk_25mhz_i,   // on-board oscillator
   input  logic       ftdi_txd_i,    // FT231X TXD: bytes from the host
@@ -77,6 +78,7 @@ module nmsa_ulx3s_top #(
     .PendingLoads   (PendingLoads),
     .ReadRequests   (ReadRequests),
     .BlockRamFifos  (BlockRamFifos),
+    .CounterW       (CounterW),
     .ClkHz       (ClkHz),
     .ClksPerBit  (ClkHz / Baud),
     .TimeoutClks (ClkHz / 50),

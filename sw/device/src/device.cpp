@@ -38,7 +38,10 @@ class ModelDevice final : public Device {
       default: break;
     }
     if (offset >= r::COUNTERS_BASE && offset < r::COUNTERS_BASE + 8 * r::NUM_COUNTERS) {
-      const std::uint64_t value = last_.counters[(offset - r::COUNTERS_BASE) / 8];
+      // The hardware's counters wrap modulo 2^COUNTER_W.
+      const std::uint64_t mask =
+          caps_.counter_w >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << caps_.counter_w) - 1;
+      const std::uint64_t value = last_.counters[(offset - r::COUNTERS_BASE) / 8] & mask;
       return (offset & 4u) ? static_cast<std::uint32_t>(value >> 32)
                            : static_cast<std::uint32_t>(value);
     }

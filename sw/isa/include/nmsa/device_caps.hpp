@@ -33,6 +33,8 @@ struct DeviceCaps {
   // Width of the AXI4 master's addresses. No capability register holds it; 64 is the width of
   // the DMA engines (rtl/dma, AddrW = 64). A host address range that does not fit is BAD_RANGE.
   int host_addr_bits = 64;
+  // Bits of each performance counter (CAP_WIDTHS.COUNTER_W): a counter wraps modulo 2^counter_w.
+  int counter_w = 64;
 
   // --- Structure, for the cycle model (CAP_QUEUES, CAP_DMA, CAP_PIPELINE) ---
   int queue_depth = 8;           // commands per engine queue
@@ -147,6 +149,9 @@ inline void DeviceCaps::validate() const {
          " cannot hold one tile of ROWS = " + std::to_string(rows) + " records");
   }
   if (host_addr_bits < 12 || host_addr_bits > 64) fail("host address width must be in [12, 64]");
+  if (counter_w < 33 || counter_w > 64) {
+    fail("COUNTER_W = " + std::to_string(counter_w) + " bits: must be in [33, 64]");
+  }
   if (epi_lanes < 1 || cols % epi_lanes != 0) {
     fail("EPI_LANES = " + std::to_string(epi_lanes) + " must divide COLS");
   }
@@ -218,6 +223,7 @@ inline DeviceCaps DeviceCaps::named(std::string_view name) {
     c.fetch_chunks = 1;
     c.pending_loads = 2;
     c.read_requests = 2;
+    c.counter_w = 40;
   } else if (name == "default") {
     // the member defaults
   } else if (name == "dense_only") {
@@ -277,6 +283,9 @@ inline DeviceCaps from_registers(
   c.data_w = get(widths, regs::CAP_WIDTHS_DATA_W_MASK, regs::CAP_WIDTHS_DATA_W_SHIFT);
   c.acc_w = get(widths, regs::CAP_WIDTHS_ACC_W_MASK, regs::CAP_WIDTHS_ACC_W_SHIFT);
   c.axi_data_w = get(widths, regs::CAP_WIDTHS_AXI_DATA_W_MASK, regs::CAP_WIDTHS_AXI_DATA_W_SHIFT);
+  c.counter_w = get(widths, regs::CAP_WIDTHS_COUNTER_W_MASK, regs::CAP_WIDTHS_COUNTER_W_SHIFT);
+  // A device of register map 0.2 has no COUNTER_W field (it reads 0); its counters are 64 bits.
+  if (c.counter_w == 0) c.counter_w = 64;
   c.act_entries = read_reg(regs::CAP_ACT_ENTRIES_OFFSET) & regs::CAP_ACT_ENTRIES_ENTRIES_MASK;
   c.wgt_records = read_reg(regs::CAP_WGT_RECORDS_OFFSET) & regs::CAP_WGT_RECORDS_RECORDS_MASK;
   c.epi_entries = read_reg(regs::CAP_EPI_ENTRIES_OFFSET) & regs::CAP_EPI_ENTRIES_ENTRIES_MASK;
@@ -317,7 +326,8 @@ inline std::optional<std::uint32_t> capability_register(const DeviceCaps& c,
              (c.sparse_supported ? r::CAP_ARRAY_SPARSE_MASK : 0u);
     case r::CAP_WIDTHS_OFFSET:
       return u(c.data_w, r::CAP_WIDTHS_DATA_W_SHIFT) | u(c.acc_w, r::CAP_WIDTHS_ACC_W_SHIFT) |
-             u(c.axi_data_w, r::CAP_WIDTHS_AXI_DATA_W_SHIFT);
+             u(c.axi_data_w, r::CAP_WIDTHS_AXI_DATA_W_SHIFT) |
+             u(c.counter_w, r::CAP_WIDTHS_COUNTER_W_SHIFT);
     case r::CAP_ACT_ENTRIES_OFFSET: return c.act_entries;
     case r::CAP_WGT_RECORDS_OFFSET: return c.wgt_records;
     case r::CAP_EPI_ENTRIES_OFFSET: return c.epi_entries;

@@ -39,7 +39,7 @@ constexpr std::uint32_t ID_ID_RESET = 0x4E4D5341;
 
 // VERSION (ro)
 constexpr std::uint32_t VERSION_OFFSET = 0x004;
-constexpr std::uint32_t VERSION_RESET = 0x00000200;
+constexpr std::uint32_t VERSION_RESET = 0x00000300;
 constexpr std::uint32_t VERSION_PATCH_SHIFT = 0;
 constexpr std::uint32_t VERSION_PATCH_WIDTH = 8;
 constexpr std::uint32_t VERSION_PATCH_MASK = 0x000000FF;
@@ -47,7 +47,7 @@ constexpr std::uint32_t VERSION_PATCH_RESET = 0x0;
 constexpr std::uint32_t VERSION_MINOR_SHIFT = 8;
 constexpr std::uint32_t VERSION_MINOR_WIDTH = 8;
 constexpr std::uint32_t VERSION_MINOR_MASK = 0x0000FF00;
-constexpr std::uint32_t VERSION_MINOR_RESET = 0x2;
+constexpr std::uint32_t VERSION_MINOR_RESET = 0x3;
 constexpr std::uint32_t VERSION_MAJOR_SHIFT = 16;
 constexpr std::uint32_t VERSION_MAJOR_WIDTH = 8;
 constexpr std::uint32_t VERSION_MAJOR_MASK = 0x00FF0000;
@@ -82,6 +82,9 @@ constexpr std::uint32_t CAP_WIDTHS_ACC_W_MASK = 0x0000FF00;
 constexpr std::uint32_t CAP_WIDTHS_AXI_DATA_W_SHIFT = 16;
 constexpr std::uint32_t CAP_WIDTHS_AXI_DATA_W_WIDTH = 8;
 constexpr std::uint32_t CAP_WIDTHS_AXI_DATA_W_MASK = 0x00FF0000;
+constexpr std::uint32_t CAP_WIDTHS_COUNTER_W_SHIFT = 24;
+constexpr std::uint32_t CAP_WIDTHS_COUNTER_W_WIDTH = 8;
+constexpr std::uint32_t CAP_WIDTHS_COUNTER_W_MASK = 0xFF000000;
 
 // CAP_ACT_ENTRIES (ro)
 constexpr std::uint32_t CAP_ACT_ENTRIES_OFFSET = 0x010;
@@ -297,8 +300,9 @@ constexpr std::string_view describe(ErrCode v) {
   return "value outside the enumeration";
 }
 
-// 64-bit performance counters: counter i has its _LO register at COUNTERS_BASE + 8 * i and its
-// _HI register 4 bytes above. Read _LO first: it latches the upper half that _HI returns.
+// Performance counters of CAP_WIDTHS.COUNTER_W bits: counter i has its _LO register at
+// COUNTERS_BASE + 8 * i and its _HI register 4 bytes above. Read _LO first: it latches the upper
+// half that _HI returns.
 constexpr std::uint32_t COUNTERS_BASE = 0x100;
 constexpr std::size_t NUM_COUNTERS = 12;
 constexpr std::uint32_t CYCLES_TOTAL_LO_OFFSET = 0x100;
@@ -355,10 +359,10 @@ struct CounterInfo {
 };
 
 // Every field, grouped by register in offset order, lsb first within a register.
-inline constexpr std::array<FieldInfo, 64> FIELDS{{
+inline constexpr std::array<FieldInfo, 65> FIELDS{{
     {"ID", 0, 32, 0xFFFFFFFF, Access::RO, 0x4E4D5341, false, ""},  // ID
     {"PATCH", 0, 8, 0x000000FF, Access::RO, 0x0, false, ""},  // VERSION
-    {"MINOR", 8, 8, 0x0000FF00, Access::RO, 0x2, false, ""},  // VERSION
+    {"MINOR", 8, 8, 0x0000FF00, Access::RO, 0x3, false, ""},  // VERSION
     {"MAJOR", 16, 8, 0x00FF0000, Access::RO, 0x0, false, ""},  // VERSION
     {"ROWS", 0, 8, 0x000000FF, Access::RO, 0x0, true, "Rows"},  // CAP_ARRAY
     {"COLS", 8, 8, 0x0000FF00, Access::RO, 0x0, true, "Cols"},  // CAP_ARRAY
@@ -368,6 +372,7 @@ inline constexpr std::array<FieldInfo, 64> FIELDS{{
     {"DATA_W", 0, 8, 0x000000FF, Access::RO, 0x0, true, "DataW"},  // CAP_WIDTHS
     {"ACC_W", 8, 8, 0x0000FF00, Access::RO, 0x0, true, "AccW"},  // CAP_WIDTHS
     {"AXI_DATA_W", 16, 8, 0x00FF0000, Access::RO, 0x0, true, "AxiDataW"},  // CAP_WIDTHS
+    {"COUNTER_W", 24, 8, 0xFF000000, Access::RO, 0x0, true, "CounterW"},  // CAP_WIDTHS
     {"ENTRIES", 0, 32, 0xFFFFFFFF, Access::RO, 0x0, true, "ActEntries"},  // CAP_ACT_ENTRIES
     {"RECORDS", 0, 32, 0xFFFFFFFF, Access::RO, 0x0, true, "WgtRecords"},  // CAP_WGT_RECORDS
     {"ENTRIES", 0, 32, 0xFFFFFFFF, Access::RO, 0x0, true, "EpiEntries"},  // CAP_EPI_ENTRIES
@@ -425,47 +430,47 @@ inline constexpr std::array<FieldInfo, 64> FIELDS{{
 // Every register, counters included, in offset order.
 inline constexpr std::array<RegisterInfo, 42> REGISTERS{{
     {"ID", 0x000, Access::RO, 0x4E4D5341, false, 0, 1},
-    {"VERSION", 0x004, Access::RO, 0x00000200, false, 1, 3},
+    {"VERSION", 0x004, Access::RO, 0x00000300, false, 1, 3},
     {"CAP_ARRAY", 0x008, Access::RO, 0x00000000, true, 4, 5},
-    {"CAP_WIDTHS", 0x00C, Access::RO, 0x00000000, true, 9, 3},
-    {"CAP_ACT_ENTRIES", 0x010, Access::RO, 0x00000000, true, 12, 1},
-    {"CAP_WGT_RECORDS", 0x014, Access::RO, 0x00000000, true, 13, 1},
-    {"CAP_EPI_ENTRIES", 0x018, Access::RO, 0x00000000, true, 14, 1},
-    {"CAP_ACC_ENTRIES", 0x01C, Access::RO, 0x00000000, true, 15, 1},
-    {"CTRL", 0x020, Access::RW, 0x00000000, false, 16, 3},
-    {"STATUS", 0x024, Access::RO, 0x00000000, false, 19, 4},
-    {"ERR_INFO", 0x028, Access::RO, 0x00000000, false, 23, 1},
-    {"IRQ_STATUS", 0x02C, Access::W1C, 0x00000000, false, 24, 2},
-    {"CMD_BASE_LO", 0x030, Access::RW, 0x00000000, false, 26, 1},
-    {"CMD_BASE_HI", 0x034, Access::RW, 0x00000000, false, 27, 1},
-    {"CMD_COUNT", 0x038, Access::RW, 0x00000000, false, 28, 1},
-    {"CAP_QUEUES", 0x040, Access::RO, 0x00000000, true, 29, 4},
-    {"CAP_DMA", 0x044, Access::RO, 0x00000000, true, 33, 3},
-    {"CAP_PIPELINE", 0x048, Access::RO, 0x00000000, true, 36, 4},
-    {"CYCLES_TOTAL_LO", 0x100, Access::RO, 0x00000000, false, 40, 1},
-    {"CYCLES_TOTAL_HI", 0x104, Access::RO, 0x00000000, false, 41, 1},
-    {"CYCLES_BUSY_LO", 0x108, Access::RO, 0x00000000, false, 42, 1},
-    {"CYCLES_BUSY_HI", 0x10C, Access::RO, 0x00000000, false, 43, 1},
-    {"CYCLES_COMPUTE_LO", 0x110, Access::RO, 0x00000000, false, 44, 1},
-    {"CYCLES_COMPUTE_HI", 0x114, Access::RO, 0x00000000, false, 45, 1},
-    {"CYCLES_DMA_STALL_LO", 0x118, Access::RO, 0x00000000, false, 46, 1},
-    {"CYCLES_DMA_STALL_HI", 0x11C, Access::RO, 0x00000000, false, 47, 1},
-    {"MACS_LO", 0x120, Access::RO, 0x00000000, false, 48, 1},
-    {"MACS_HI", 0x124, Access::RO, 0x00000000, false, 49, 1},
-    {"TILES_SPARSE_LO", 0x128, Access::RO, 0x00000000, false, 50, 1},
-    {"TILES_SPARSE_HI", 0x12C, Access::RO, 0x00000000, false, 51, 1},
-    {"TILES_DENSE_LO", 0x130, Access::RO, 0x00000000, false, 52, 1},
-    {"TILES_DENSE_HI", 0x134, Access::RO, 0x00000000, false, 53, 1},
-    {"DMA_RD_BYTES_LO", 0x138, Access::RO, 0x00000000, false, 54, 1},
-    {"DMA_RD_BYTES_HI", 0x13C, Access::RO, 0x00000000, false, 55, 1},
-    {"DMA_WR_BYTES_LO", 0x140, Access::RO, 0x00000000, false, 56, 1},
-    {"DMA_WR_BYTES_HI", 0x144, Access::RO, 0x00000000, false, 57, 1},
-    {"META_BYTES_LO", 0x148, Access::RO, 0x00000000, false, 58, 1},
-    {"META_BYTES_HI", 0x14C, Access::RO, 0x00000000, false, 59, 1},
-    {"ILLEGAL_META_LO", 0x150, Access::RO, 0x00000000, false, 60, 1},
-    {"ILLEGAL_META_HI", 0x154, Access::RO, 0x00000000, false, 61, 1},
-    {"AXI_ERRORS_LO", 0x158, Access::RO, 0x00000000, false, 62, 1},
-    {"AXI_ERRORS_HI", 0x15C, Access::RO, 0x00000000, false, 63, 1},
+    {"CAP_WIDTHS", 0x00C, Access::RO, 0x00000000, true, 9, 4},
+    {"CAP_ACT_ENTRIES", 0x010, Access::RO, 0x00000000, true, 13, 1},
+    {"CAP_WGT_RECORDS", 0x014, Access::RO, 0x00000000, true, 14, 1},
+    {"CAP_EPI_ENTRIES", 0x018, Access::RO, 0x00000000, true, 15, 1},
+    {"CAP_ACC_ENTRIES", 0x01C, Access::RO, 0x00000000, true, 16, 1},
+    {"CTRL", 0x020, Access::RW, 0x00000000, false, 17, 3},
+    {"STATUS", 0x024, Access::RO, 0x00000000, false, 20, 4},
+    {"ERR_INFO", 0x028, Access::RO, 0x00000000, false, 24, 1},
+    {"IRQ_STATUS", 0x02C, Access::W1C, 0x00000000, false, 25, 2},
+    {"CMD_BASE_LO", 0x030, Access::RW, 0x00000000, false, 27, 1},
+    {"CMD_BASE_HI", 0x034, Access::RW, 0x00000000, false, 28, 1},
+    {"CMD_COUNT", 0x038, Access::RW, 0x00000000, false, 29, 1},
+    {"CAP_QUEUES", 0x040, Access::RO, 0x00000000, true, 30, 4},
+    {"CAP_DMA", 0x044, Access::RO, 0x00000000, true, 34, 3},
+    {"CAP_PIPELINE", 0x048, Access::RO, 0x00000000, true, 37, 4},
+    {"CYCLES_TOTAL_LO", 0x100, Access::RO, 0x00000000, false, 41, 1},
+    {"CYCLES_TOTAL_HI", 0x104, Access::RO, 0x00000000, false, 42, 1},
+    {"CYCLES_BUSY_LO", 0x108, Access::RO, 0x00000000, false, 43, 1},
+    {"CYCLES_BUSY_HI", 0x10C, Access::RO, 0x00000000, false, 44, 1},
+    {"CYCLES_COMPUTE_LO", 0x110, Access::RO, 0x00000000, false, 45, 1},
+    {"CYCLES_COMPUTE_HI", 0x114, Access::RO, 0x00000000, false, 46, 1},
+    {"CYCLES_DMA_STALL_LO", 0x118, Access::RO, 0x00000000, false, 47, 1},
+    {"CYCLES_DMA_STALL_HI", 0x11C, Access::RO, 0x00000000, false, 48, 1},
+    {"MACS_LO", 0x120, Access::RO, 0x00000000, false, 49, 1},
+    {"MACS_HI", 0x124, Access::RO, 0x00000000, false, 50, 1},
+    {"TILES_SPARSE_LO", 0x128, Access::RO, 0x00000000, false, 51, 1},
+    {"TILES_SPARSE_HI", 0x12C, Access::RO, 0x00000000, false, 52, 1},
+    {"TILES_DENSE_LO", 0x130, Access::RO, 0x00000000, false, 53, 1},
+    {"TILES_DENSE_HI", 0x134, Access::RO, 0x00000000, false, 54, 1},
+    {"DMA_RD_BYTES_LO", 0x138, Access::RO, 0x00000000, false, 55, 1},
+    {"DMA_RD_BYTES_HI", 0x13C, Access::RO, 0x00000000, false, 56, 1},
+    {"DMA_WR_BYTES_LO", 0x140, Access::RO, 0x00000000, false, 57, 1},
+    {"DMA_WR_BYTES_HI", 0x144, Access::RO, 0x00000000, false, 58, 1},
+    {"META_BYTES_LO", 0x148, Access::RO, 0x00000000, false, 59, 1},
+    {"META_BYTES_HI", 0x14C, Access::RO, 0x00000000, false, 60, 1},
+    {"ILLEGAL_META_LO", 0x150, Access::RO, 0x00000000, false, 61, 1},
+    {"ILLEGAL_META_HI", 0x154, Access::RO, 0x00000000, false, 62, 1},
+    {"AXI_ERRORS_LO", 0x158, Access::RO, 0x00000000, false, 63, 1},
+    {"AXI_ERRORS_HI", 0x15C, Access::RO, 0x00000000, false, 64, 1},
 }};
 
 inline constexpr std::array<CounterInfo, NUM_COUNTERS> COUNTERS{{

@@ -45,7 +45,7 @@ class TopSim {
   // The raw response, for tests of undefined addresses.
   AxiResp try_read_reg(std::uint32_t offset, std::uint32_t& value);
   AxiResp try_write_reg(std::uint32_t offset, std::uint32_t value, std::uint8_t strb = 0xf);
-  // A 64-bit counter by the offset of its _LO register (regs::<NAME>_LO_OFFSET).
+  // A counter (COUNTER_W bits) by the offset of its _LO register (regs::<NAME>_LO_OFFSET).
   std::uint64_t read_counter(std::uint32_t lo_offset);
 
   // Steps until STATUS.BUSY is 0 (checked every `poll` cycles without bus traffic: the IRQ line
