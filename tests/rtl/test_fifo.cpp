@@ -4,7 +4,8 @@
 // empty, full and in between. The FIFO keeps its head in a register (rtl/mem/nmsa_fifo.sv); what
 // it must show is exactly what a FIFO read straight from its memory shows: an entry pushed in
 // cycle t visible in cycle t + 1, the next entry in the cycle after a pop, in_ready_o low only
-// when Depth entries are held, and count_o the number held.
+// when Depth entries are held, and count_o the number held. Both variants: the memory read
+// asynchronously (LUT RAM) and synchronously (BlockRam, block RAM on iCE40).
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "Vnmsa_fifo_w8d4.h"
+#include "Vnmsa_fifo_w8d4_bram.h"
 #include "nmsa/tb/sim_context.hpp"
 
 namespace nmsa {
@@ -20,12 +22,13 @@ namespace {
 
 constexpr unsigned kDepth = 4;
 
+template <typename Model>
 class FifoTest : public ::testing::Test {
  protected:
   void SetUp() override {
     seed_ = tb::test_seed(7);
     context_ = tb::make_context(seed_);
-    dut_ = std::make_unique<Vnmsa_fifo_w8d4>(context_.get(), "fifo");
+    dut_ = std::make_unique<Model>(context_.get(), "fifo");
     tb::begin_reset(*dut_);
     dut_->flush_i = 0;
     dut_->in_valid_i = 0;
@@ -81,44 +84,47 @@ class FifoTest : public ::testing::Test {
 
   std::uint64_t seed_ = 0;
   std::unique_ptr<VerilatedContext> context_;
-  std::unique_ptr<Vnmsa_fifo_w8d4> dut_;
+  std::unique_ptr<Model> dut_;
 };
 
-TEST_F(FifoTest, MatchesAQueueCycleForCycle) {
-  std::mt19937_64 rng(seed_);
+using FifoVariants = ::testing::Types<Vnmsa_fifo_w8d4, Vnmsa_fifo_w8d4_bram>;
+TYPED_TEST_SUITE(FifoTest, FifoVariants);
+
+TYPED_TEST(FifoTest, MatchesAQueueCycleForCycle) {
+  std::mt19937_64 rng(this->seed_);
   std::deque<std::uint8_t> q;
   // Mostly filling (full most of the time), mostly draining (empty), balanced, and with flushes.
-  run(2000, 90, 30, 0, q, rng);
-  run(2000, 30, 90, 0, q, rng);
-  run(4000, 60, 60, 0, q, rng);
-  run(4000, 70, 50, 2, q, rng);
+  this->run(2000, 90, 30, 0, q, rng);
+  this->run(2000, 30, 90, 0, q, rng);
+  this->run(4000, 60, 60, 0, q, rng);
+  this->run(4000, 70, 50, 2, q, rng);
   // Simultaneous push and pop at every fill level.
-  run(2000, 100, 100, 0, q, rng);
-  expect_matches(q, -1);
+  this->run(2000, 100, 100, 0, q, rng);
+  this->expect_matches(q, -1);
 }
 
-TEST_F(FifoTest, FillsToDepthThenDrainsInOrder) {
-  dut_->in_valid_i = 1;
+TYPED_TEST(FifoTest, FillsToDepthThenDrainsInOrder) {
+  this->dut_->in_valid_i = 1;
   for (unsigned i = 0; i < kDepth; ++i) {
-    dut_->in_data_i = static_cast<std::uint8_t>(0x10 + i);
-    dut_->eval();
-    ASSERT_TRUE(dut_->in_ready_o) << "entry " << i;
-    tick();
+    this->dut_->in_data_i = static_cast<std::uint8_t>(0x10 + i);
+    this->dut_->eval();
+    ASSERT_TRUE(this->dut_->in_ready_o) << "entry " << i;
+    this->tick();
   }
-  dut_->eval();
-  EXPECT_FALSE(dut_->in_ready_o);
-  EXPECT_EQ(dut_->count_o, kDepth);
-  dut_->in_valid_i = 0;
-  dut_->out_ready_i = 1;
+  this->dut_->eval();
+  EXPECT_FALSE(this->dut_->in_ready_o);
+  EXPECT_EQ(this->dut_->count_o, kDepth);
+  this->dut_->in_valid_i = 0;
+  this->dut_->out_ready_i = 1;
   for (unsigned i = 0; i < kDepth; ++i) {
-    dut_->eval();
-    ASSERT_TRUE(dut_->out_valid_o) << "entry " << i;
-    EXPECT_EQ(dut_->out_data_o, 0x10 + i);
-    tick();
+    this->dut_->eval();
+    ASSERT_TRUE(this->dut_->out_valid_o) << "entry " << i;
+    EXPECT_EQ(this->dut_->out_data_o, 0x10 + i);
+    this->tick();
   }
-  dut_->eval();
-  EXPECT_FALSE(dut_->out_valid_o);
-  EXPECT_EQ(dut_->count_o, 0u);
+  this->dut_->eval();
+  EXPECT_FALSE(this->dut_->out_valid_o);
+  EXPECT_EQ(this->dut_->count_o, 0u);
 }
 
 }  // namespace
