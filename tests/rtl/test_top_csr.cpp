@@ -54,6 +54,7 @@ TEST_P(TopCsrTest, ResetValuesAndCapabilities) {
   EXPECT_EQ(got.fetch_chunks, want.fetch_chunks);
   EXPECT_EQ(got.pending_loads, want.pending_loads);
   EXPECT_EQ(got.read_requests, want.read_requests);
+  EXPECT_EQ(got.counter_w, want.counter_w);  // CAP_WIDTHS.COUNTER_W from the top's CounterW
   EXPECT_EQ(sim_->read_reg(r::STATUS_OFFSET), 0u);
   EXPECT_EQ(sim_->read_reg(r::CTRL_OFFSET), 0u);
   EXPECT_EQ(sim_->read_reg(r::CMD_COUNT_OFFSET), 0u);
