@@ -690,6 +690,9 @@ module nmsa_top #(
   logic [15:0] dw_req_row_bytes, dw_req_rows;
   logic [AxiDataW-1:0] dw_data;
   logic [1:0]  dw_cpl_resp;
+  // The store's beats after the register slice, as the write DMA takes them.
+  logic                dws_valid, dws_ready;
+  logic [AxiDataW-1:0] dws_data;
 
   nmsa_store #(
     .Cols       (Cols),
@@ -734,6 +737,21 @@ module nmsa_top #(
     .busy_o          (st_busy)
   );
 
+  // Register slice between the store engine's beats and the write DMA. The store's row FIFO sits
+  // beside the accumulators, the DMA beside the AXI slices; without the slice one handshake
+  // (FIFO valid, DMA W pending, W slice ready) steered both the FIFO's pointers and the DMA's W
+  // head, and crossed the device twice in one cycle. A beat now reaches the DMA a cycle later.
+  nmsa_reg_slice #(.Width (AxiDataW)) u_dw_slice (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (dw_valid),
+    .in_ready_o  (dw_ready),
+    .in_data_i   (dw_data),
+    .out_valid_o (dws_valid),
+    .out_ready_i (dws_ready),
+    .out_data_o  (dws_data)
+  );
+
   nmsa_dma_wr #(
     .AddrW          (64),
     .AxiDataW       (AxiDataW),
@@ -750,9 +768,9 @@ module nmsa_top #(
     .req_rows_i      (dw_req_rows),
     .req_stride_i    (dw_req_stride),
     .req_cancel_i    (abort),
-    .wr_valid_i      (dw_valid),
-    .wr_ready_o      (dw_ready),
-    .wr_data_i       (dw_data),
+    .wr_valid_i      (dws_valid),
+    .wr_ready_o      (dws_ready),
+    .wr_data_i       (dws_data),
     .cpl_valid_o     (dw_cpl_valid),
     .cpl_resp_o      (dw_cpl_resp),
     .aw_valid_o      (m_aw_valid),

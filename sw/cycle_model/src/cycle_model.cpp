@@ -45,7 +45,8 @@
 //                  it, a row is read every Groups = COLS / EPI_LANES cycles while one of its
 //                  STORE_ROWS credits is free (a credit comes back with a row's last beat), and
 //                  reaches the finished-row FIFO Groups + EPI_LATENCY + 3 cycles after its read.
-//                  Each beat goes to the DMA after its burst's AW (with at most MAX_OUTSTANDING
+//                  Each beat leaves the FIFO into a register slice (two beats) and from the next
+//                  cycle on goes to the DMA after its burst's AW (with at most MAX_OUTSTANDING
 //                  bursts awaiting their response), through the W register slice to the memory
 //                  as its bandwidth allows (the slice holds two beats); a response comes back
 //                  through the B slice WriteLatency + 1 cycles after the burst's last beat reached
@@ -460,7 +461,7 @@ class PerfSim {
           }
           st_.read = read;
           st_.left = st_.row_beats;
-          st_.next = std::max(st_.next, read + groups + caps_.epi_latency + 3);
+          st_.fifo_next = std::max(st_.fifo_next, read + groups + caps_.epi_latency + 3);
         }
         // The AW of a burst goes out one cycle after the previous one, once fewer than
         // MAX_OUTSTANDING bursts wait for their response; its W beats follow it.
@@ -470,12 +471,17 @@ class PerfSim {
         if (nb >= bursts) st_.aw = std::max(st_.aw, write_b_[nb - bursts] + 1);
         st_.next = std::max(st_.next, st_.aw + 1);
       }
-      // The W slice holds two beats: a beat enters it once the one two before has left.
-      const std::int64_t w = std::max(st_.next, w_mem_[0] + 1);
+      // Both slices hold two beats: a beat enters one once the one two before has left it. A
+      // beat leaves the row FIFO in cycle f and the DMA in cycle w.
+      const std::int64_t f = std::max(st_.fifo_next, dw_slice_out_[0] + 1);
+      const std::int64_t w = std::max({st_.next, f + 1, w_mem_[0] + 1});
       const std::int64_t m = write_bw_.place(w + 1, limit);
       if (m >= NEVER) return;
       w_mem_[0] = w_mem_[1];
       w_mem_[1] = m;
+      dw_slice_out_[0] = dw_slice_out_[1];
+      dw_slice_out_[1] = w;
+      st_.fifo_next = f + 1;
       st_.next = w + 1;
       --st_.left;
       if (--st_.burst_left == 0) {
@@ -485,7 +491,7 @@ class PerfSim {
         write_b_.push_back(last_b_);
       }
       if (st_.left == 0) {
-        st_.sent.push_back(w);
+        st_.sent.push_back(f);
         ++st_.row;
       }
     }
@@ -512,8 +518,9 @@ class PerfSim {
 
   std::int64_t store_next_time() const {
     if (st_.cmd < 0) return NEVER;
-    // The next beat reaches the memory the cycle after it leaves the DMA at the earliest.
-    return std::max(st_.next + 1, write_bw_.decided()) - 1;
+    // The next beat leaves the DMA the cycle after it leaves the row FIFO at the earliest, and
+    // reaches the memory the cycle after that.
+    return std::max(std::max(st_.next, st_.fifo_next + 1) + 1, write_bw_.decided()) - 1;
   }
 
   // --- one cycle ----------------------------------------------------------------------------
@@ -629,14 +636,16 @@ class PerfSim {
     int burst_left = 0;  // beats of the current burst not yet placed
     std::int64_t start = 0;  // first cycle a row can be read
     std::int64_t read = 0;   // read cycle of the current row
-    std::int64_t next = 0;   // earliest cycle the next beat can leave the DMA
+    std::int64_t fifo_next = 0;  // earliest cycle the next beat can leave the row FIFO
+    std::int64_t next = 0;       // earliest cycle the next beat can leave the DMA
     std::int64_t aw = 0;     // cycle of the last AW
-    std::vector<std::int64_t> sent;  // cycle each row's last beat left the DMA (its credit)
+    std::vector<std::int64_t> sent;  // cycle each row's last beat left the row FIFO (its credit)
   };
   StoreRun st_;
   std::int64_t store_free_ = 0, dw_free_ = 0, last_b_ = 0;
   std::vector<std::int64_t> write_b_;  // response cycle of every write burst, at the DMA
   std::array<std::int64_t, 2> w_mem_{{-NEVER, -NEVER}};  // memory cycles of the last two beats
+  std::array<std::int64_t, 2> dw_slice_out_{{-NEVER, -NEVER}};  // DMA cycles of the last two
 
   std::array<std::vector<std::int64_t>, 4> push_;
   std::array<std::size_t, 4> popped_{};
