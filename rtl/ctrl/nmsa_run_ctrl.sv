@@ -25,7 +25,7 @@ module nmsa_run_ctrl #(
   input  logic [AlignBits-1:0] base_low_i,      // CMD_BASE's bits below the beat alignment
 
   // State of the engines and queues.
-  input  logic                 all_idle_i,      // nothing queued, nothing in flight
+  input  logic                 all_idle_i,      // nothing queued, nothing in flight (registered)
   input  logic                 stalled_i,       // commands queued, yet nothing in flight
   input  logic [2:0]           waiting_i,       // load, compute, store queue heads valid
   input  logic [3*32-1:0]      waiting_index_i, // the three heads' command indices, load lowest

@@ -798,7 +798,7 @@ module nmsa_top #(
   // ---------------------------------------------------------------------------------------------
   // Run control and errors
   // ---------------------------------------------------------------------------------------------
-  logic        all_idle, stalled;
+  logic        all_idle, all_idle_q, stalled;
 
   assign all_idle = !cmd_busy && !load_q_valid && !compute_q_valid && !store_q_valid &&
                     !ld_busy && !cp_busy && !st_busy && !dr_busy && !dw_busy && !owner_valid &&
@@ -806,13 +806,25 @@ module nmsa_top #(
   assign stalled  = cmd_quiet && !ld_busy && !cp_busy && !st_busy && !dr_busy && !dw_busy &&
                     !owner_valid && !rq_valid_q && (load_q_valid || compute_q_valid || store_q_valid);
 
+  // all_idle ANDs the busy flags of every engine and queue, which sit all over the device; the
+  // run control reads it registered, so that no engine's state reaches its run state in the same
+  // cycle. The run therefore ends a cycle later. The START cycle reads as busy: the engines show
+  // busy only from the next cycle on, and the run must not end on the idle of the cycle before.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      all_idle_q <= 1'b1;
+    end else begin
+      all_idle_q <= all_idle && !run_start;
+    end
+  end
+
   nmsa_run_ctrl #(.AlignBits ($clog2(AxiDataW / 8))) u_run_ctrl (
     .clk_i           (clk_i),
     .rst_ni          (rst_ni),
     .start_i         (start),
     .soft_reset_i    (soft_reset),
     .base_low_i      (cmd_base[$clog2(AxiDataW/8)-1:0]),
-    .all_idle_i      (all_idle),
+    .all_idle_i      (all_idle_q),
     .stalled_i       (stalled),
     .waiting_i       ({store_q_valid, compute_q_valid, load_q_valid}),
     .waiting_index_i ({store_cmd.index, compute_cmd.index, load_cmd.index}),

@@ -76,6 +76,8 @@ using namespace cycle_model_detail;
 // Cycles from a beat's issue to the accumulator write of its result row (nmsa_pkg::
 // AccHazardCycles): a beat that accumulates into a row issued fewer cycles ago waits.
 constexpr std::int64_t ACC_HAZARD_CYCLES = 4;
+// Cycles by which the run control sees the device idle after it is (nmsa_top's all_idle_q).
+constexpr std::int64_t IDLE_REGISTER_CYCLES = 1;
 // Cycles from a beat's issue to its entry into the array: the activation scratchpad's read, the
 // entry register and the lane register (nmsa_compute's streamer).
 constexpr std::int64_t ISSUE_TO_ARRAY_CYCLES = 3;
@@ -144,7 +146,8 @@ class PerfSim {
     }
   }
 
-  std::int64_t total() const { return end_ + 1; }
+  // The run control sees the last engine idle a cycle late (nmsa_top registers all_idle).
+  std::int64_t total() const { return end_ + 1 + IDLE_REGISTER_CYCLES; }
   std::int64_t first_beat() const { return first_beat_; }
   std::int64_t last_beat() const { return last_beat_; }
   const std::vector<std::int64_t>& store_ends() const { return store_ends_; }
@@ -503,7 +506,7 @@ class PerfSim {
     if (cmd(st_.cmd).push_prev) push(SC, done);
     store_free_ = done + 1;
     end_ = std::max(end_, done + 1);
-    store_ends_.push_back(done + 2);  // total() if the stream ended here
+    store_ends_.push_back(done + 2 + IDLE_REGISTER_CYCLES);  // total() if the stream ended here
     dw_free_ = st_.aw + 1;
     st_.cmd = -1;
   }
