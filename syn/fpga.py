@@ -110,10 +110,13 @@ def tool(name):
 
 
 def tool_version(cmd):
+    """The last line a tool prints for its version. nextpnr prints it on stderr, Yosys on stdout,
+    so both are read (stderr first: yowasp's "Preparing" notes go there before the tool runs)."""
     try:
-        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600).stdout
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
+    out = done.stderr + "\n" + done.stdout
     lines = [l.strip() for l in out.splitlines() if l.strip() and "Preparing" not in l]
     return lines[-1] if lines else "unknown"
 

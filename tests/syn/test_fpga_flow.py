@@ -454,5 +454,23 @@ class CriticalPathTest(unittest.TestCase):
         self.assertIsNone(fpga.critical_path({"critical_paths": []}, cells))
 
 
+class ToolVersionTest(unittest.TestCase):
+    def printing(self, stdout, stderr):
+        code = f"import sys; sys.stdout.write({stdout!r}); sys.stderr.write({stderr!r})"
+        return fpga.tool_version([sys.executable, "-c", code])
+
+    def test_reads_a_version_printed_on_stderr(self):
+        # nextpnr prints its version on stderr: results said "unknown" while only stdout was read.
+        self.assertEqual(self.printing("", "Preparing the tool\nnextpnr-0.11.1\n"),
+                         "nextpnr-0.11.1")
+
+    def test_a_version_on_stdout_wins_over_notes_on_stderr(self):
+        self.assertEqual(self.printing("Yosys 0.70\n", "a warning\n"), "Yosys 0.70")
+
+    def test_a_tool_that_is_missing_or_silent_is_unknown(self):
+        self.assertEqual(self.printing("", ""), "unknown")
+        self.assertEqual(fpga.tool_version(["/nonexistent/nmsa-tool", "--version"]), "unknown")
+
+
 if __name__ == "__main__":
     unittest.main()
