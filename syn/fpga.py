@@ -33,7 +33,7 @@ A synthesis fails (exit 1) on a Yosys error, on a latch, on a scratchpad or accu
 memory that Yosys maps to flip-flops, except the queues on iCE40, which has no LUT RAM for them.
 `check` fails when the median Fmax of its seeds is below --min-mhz.
 
-nextpnr-ecp5's router1 takes 35 to 80 minutes on the whole `default` top and now and then does not
+nextpnr-ecp5's router1 takes 35 to 110 minutes on the whole `default` top and now and then does not
 converge on a seed; --route-minutes M stops a seed after M minutes. Best and median are then over
 the seeds that routed, and the result file lists the others under seeds_unrouted.
 """
